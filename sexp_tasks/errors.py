@@ -1,0 +1,83 @@
+"""The one error hierarchy: every error a user can cause, raised with its span."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .source import Span
+
+
+class SexpError(Exception):
+    """Every error a user can cause; span says where, when known."""
+
+    error_type = "RUNTIME_ERROR"
+
+    def __init__(self, message: str, span: Span | None = None, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.details = details
+
+    def at(self, span: Span | None) -> SexpError:
+        """Attach span if this error has none yet; return self for `raise err.at(node.span)`."""
+        if self.span is None:
+            self.span = span
+        return self
+
+
+class ReadError(SexpError):
+    """Text that is not a well-formed program (exit status 2)."""
+
+    error_type = "SYNTAX_ERROR"
+
+
+class FormError(SexpError):
+    """A special form used with the wrong shape."""
+
+    error_type = "FORM_ERROR"
+
+
+class NameError_(SexpError):
+    """A symbol with no binding anywhere."""
+
+    error_type = "NAME_ERROR"
+
+
+class ArityError(SexpError):
+    """A procedure called with the wrong number or kind of arguments."""
+
+    error_type = "ARITY_ERROR"
+
+
+class TypeError_(SexpError):
+    """A value of the wrong type given to a primitive or called as a procedure."""
+
+    error_type = "TYPE_ERROR"
+
+
+class ValueError_(SexpError):
+    """A value of the right type but out of range (division by zero, bad index...)."""
+
+    error_type = "VALUE_ERROR"
+
+
+class RecursionDepthError(SexpError):
+    """Non-tail recursion deeper than the configured limit."""
+
+    error_type = "RECURSION_ERROR"
+
+
+class FileError(SexpError):
+    """A file that cannot be read or written, or lies outside the workspace."""
+
+    error_type = "FILE_ERROR"
+
+
+class UserError(SexpError):
+    """Raised by the program itself with `(error "message" [details])`."""
+
+    error_type = "USER_ERROR"
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out (exit status 2); not a program error."""
