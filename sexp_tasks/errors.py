@@ -18,6 +18,18 @@ class SexpError(Exception):
         self.span = span
         self.details = details
 
+    def to_value(self) -> dict[str, Any]:
+        """The dict `(catch err ...)` binds: type, message, line, column and any details."""
+        value: dict[str, Any] = {
+            "type": self.error_type,
+            "message": self.message,
+            "line": self.span.line if self.span else None,
+            "column": self.span.column if self.span else None,
+        }
+        if self.details is not None:
+            value["details"] = self.details
+        return value
+
     def at(self, span: Span | None) -> SexpError:
         """Attach span if this error has none yet; return self for `raise err.at(node.span)`."""
         if self.span is None:

@@ -1,0 +1,118 @@
+"""The evaluator's first half: every AST node is compiled once into a Python closure.
+
+A compiled expression is a function `code(frame) -> value`. Local names are resolved at
+compile time to (depth, slot) in the frame chain, special forms are looked up in the
+registry of `forms/`, and calls become the specialised call sites of `calls.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .calls import CallDepth, make_call
+from .codegen import checked_reference, constant, frame_at, sequence
+from .environment import GlobalEnvironment, Scope
+from .errors import SexpError
+from .forms import SPECIAL_FORMS
+from .nodes import DictNode, FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol
+from .quoting import dict_key
+from .source import Span
+from .values import Code, Value
+
+
+class Compiler:
+    """Compiles nodes against a global environment; holds nothing else but the call depth."""
+
+    def __init__(self, globals_: GlobalEnvironment, calls: CallDepth) -> None:
+        self.globals = globals_
+        self.calls = calls
+
+    def compile(self, node: Node, scope: Scope | None, tail: bool = False) -> Code:
+        """Compile one expression; `tail` says whether its value is the enclosing lambda's."""
+        kind = type(node)
+        if kind is FunctionCallNode:
+            return self.compile_call(node, scope, tail)  # type: ignore[arg-type]
+        if kind is Symbol:
+            return self.compile_reference(node, scope)  # type: ignore[arg-type]
+        if kind is Literal:
+            return constant(node.value)  # type: ignore[union-attr]
+        if kind is Keyword:
+            return constant(node)
+        if kind is ListNode:
+            return self._compile_list(node, scope, tail)  # type: ignore[arg-type]
+        if kind is DictNode:
+            return self._compile_dict(node, scope)  # type: ignore[arg-type]
+        raise TypeError(f"cannot compile {node!r}")
+
+    def compile_body(self, nodes: Sequence[Node], scope: Scope | None, tail: bool) -> Code:
+        """Compile a sequence: every value but the last is discarded; empty gives nil."""
+        codes = [self.compile(n, scope, tail and i == len(nodes) - 1) for i, n in enumerate(nodes)]
+        return sequence(codes)
+
+    def compile_call(self, node: FunctionCallNode, scope: Scope | None, tail: bool) -> Code:
+        """A special form by its registry entry, else a call of whatever the head names."""
+        form = SPECIAL_FORMS.get(node.head.name)
+        if form is not None:
+            return form(node, scope, tail, self)
+        # An unbound operator is reported at the call, the form being evaluated.
+        fcode = self.compile_reference(node.head, scope, node.span)
+        argcodes = [self.compile(a.value, scope) for a in node.arguments]
+        return make_call(fcode, argcodes, node.span, tail)
+
+    def compile_reference(self, node: Symbol, scope: Scope | None, span: Span | None = None) -> Code:
+        """Read a variable: a frame slot when the name is local, else the global table."""
+        name = node.name
+        found = scope.resolve(name) if scope is not None else None
+        if found is None:
+            return self._global_reference(node, scope, span or node.span)
+        depth, slot, maybe_unbound = found
+        if maybe_unbound:
+            return checked_reference(depth, slot, node)
+        if depth == 0:
+            return lambda env: env[slot]
+        if depth == 1:
+            return lambda env: env[0][slot]
+        if depth == 2:
+            return lambda env: env[0][0][slot]
+        return lambda env: frame_at(env, depth)[slot]
+
+    def _global_reference(self, node: Symbol, scope: Scope | None, span: Span | None) -> Code:
+        name = node.name
+        table = self.globals.values
+        missing = self.globals.missing
+
+        def reference(env: list[Any]) -> Value:
+            try:
+                return table[name]
+            except KeyError:
+                return missing(name, span, scope)
+
+        return reference
+
+    def _compile_list(self, node: ListNode, scope: Scope | None, tail: bool) -> Code:
+        if not node.items:
+            return lambda env: []
+        fcode = self.compile(node.items[0], scope)
+        argcodes = [self.compile(item, scope) for item in node.items[1:]]
+        return make_call(fcode, argcodes, node.span, tail)
+
+    def _compile_dict(self, node: DictNode, scope: Scope | None) -> Code:
+        pairs = [
+            (self.compile(node.items[i], scope), self.compile(node.items[i + 1], scope), node.items[i].span)
+            for i in range(0, len(node.items), 2)
+        ]
+
+        def make_dict(env: list[Any]) -> Value:
+            result: dict[str, Value] = {}
+            for key_code, value_code, span in pairs:
+                try:
+                    key = dict_key(key_code(env))
+                except SexpError as err:
+                    raise err.at(span)
+                result[key] = value_code(env)
+            return result
+
+        return make_dict
+
+

@@ -1,0 +1,109 @@
+"""Settings: sexp.toml in the working directory, then the environment, then flags (later wins)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+DEFAULT_RECURSION_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run may be configured with."""
+
+    model: str | None = None
+    api_base: str | None = None
+    templates: tuple[str, ...] = ()
+    concurrency: int = 8
+    max_turns: int = 10
+    max_context_window_fraction: float = 0.8
+    recursion_limit: int = DEFAULT_RECURSION_LIMIT
+    script_timeout: float = 60.0
+    script_output_limit: int = 1024 * 1024
+    store: str = ".sexp/store.db"
+    workspace: str = "."
+    max_cost_usd: float | None = None
+    mock_responses: str | None = None
+    quiet: bool = False
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+
+_TOML_TYPES: dict[str, tuple[type, ...]] = {
+    "model": (str,),
+    "api_base": (str,),
+    "templates": (list,),
+    "concurrency": (int,),
+    "max_turns": (int,),
+    "max_context_window_fraction": (float, int),
+    "recursion_limit": (int,),
+    "script_timeout": (float, int),
+    "script_output_limit": (int,),
+    "store": (str,),
+    "workspace": (str,),
+    "max_cost_usd": (float, int),
+}
+
+_ENVIRONMENT = {
+    "SEXP_MODEL": "model",
+    "SEXP_API_BASE": "api_base",
+    "SEXP_MOCK_RESPONSES": "mock_responses",
+}
+
+
+def load_dotenv(directory: Path) -> None:
+    """Read KEY=VALUE lines from directory/.env into the environment, never overriding it."""
+    path = directory / ".env"
+    if not path.is_file():
+        return
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.removeprefix("export ").split("=", 1)
+        key, value = key.strip(), value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        os.environ.setdefault(key, value)
+
+
+def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
+    """Settings from directory/sexp.toml, the environment, and flag overrides."""
+    values: dict[str, Any] = {}
+    warnings: list[str] = []
+    toml_path = directory / "sexp.toml"
+    if toml_path.is_file():
+        values.update(_read_toml(toml_path, warnings))
+    for variable, key in _ENVIRONMENT.items():
+        if os.environ.get(variable):
+            values[key] = os.environ[variable]
+    if os.environ.get("SEXP_TEMPLATES"):
+        values["templates"] = (*values.get("templates", ()), *os.environ["SEXP_TEMPLATES"].split(os.pathsep))
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    settings = Settings(**values)
+    if settings.recursion_limit < 1:
+        raise UsageError("recursion_limit must be at least 1")
+    return replace(settings, warnings=tuple(warnings))
+
+
+def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise UsageError(f"{path.name}: {err}") from None
+    known = {f.name for f in fields(Settings)}
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in _TOML_TYPES or key not in known:
+            warnings.append(f"{path.name}: unknown setting '{key}' ignored")
+            continue
+        if not isinstance(value, _TOML_TYPES[key]) or isinstance(value, bool):
+            raise UsageError(f"{path.name}: '{key}' has the wrong type ({type(value).__name__})")
+        values[key] = tuple(str(v) for v in value) if key == "templates" else value
+    return values

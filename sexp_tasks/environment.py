@@ -1,0 +1,88 @@
+"""Environments: the global one (a dict) and the compile-time scopes that address local frames.
+
+A local frame at run time is a Python list: slot 0 holds the enclosing frame, slots 1.. hold
+the values of the names its Scope lists. The compiler resolves every local name to
+(depth, slot) once, so running code never searches by name.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+
+from .errors import NameError_
+from .source import Span
+from .values import Value
+
+# A resolver gives a value for a global name that no definition binds (e.g. a task template).
+Resolver = Callable[[str], Value | None]
+
+
+class GlobalEnvironment:
+    """Primitives, the prelude, and every top-level definition, by name."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Value] = {}
+        self.resolvers: list[Resolver] = []
+        self.reserved: Iterable[str] = ()  # special-form names, for suggestions
+
+    def define(self, name: str, value: Value) -> None:
+        """Bind name globally."""
+        self.values[name] = value
+
+    def missing(self, name: str, span: Span | None, scope: Scope | None) -> Value:
+        """The value of a name no definition binds: a resolver's, else a NameError with suggestions."""
+        for resolve in self.resolvers:
+            found = resolve(name)
+            if found is not None:
+                return found
+        raise NameError_(f"unbound symbol '{name}'{self.suggestion(name, scope)}", span)
+
+    def suggestion(self, name: str, scope: Scope | None) -> str:
+        """'; did you mean ...?' naming close names in scope, or ''."""
+        candidates = set(self.values) | set(self.reserved)
+        while scope is not None:
+            candidates.update(scope.slots)
+            scope = scope.parent
+        close = difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.6)
+        if not close:
+            return ""
+        return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+
+
+class Scope:
+    """The compile-time picture of one local frame: which name lives in which slot."""
+
+    __slots__ = ("parent", "slots", "maybe_unbound")
+
+    def __init__(self, parent: Scope | None, names: Iterable[str] = ()) -> None:
+        self.parent = parent
+        self.slots: dict[str, int] = {}
+        self.maybe_unbound: set[str] = set()
+        for name in names:
+            self.slots.setdefault(name, len(self.slots) + 1)
+
+    @property
+    def size(self) -> int:
+        """How many slots a frame for this scope needs after the parent link."""
+        return len(self.slots)
+
+    def declare(self, name: str, maybe_unbound: bool = True) -> int:
+        """Give name a slot in this frame (if it has none) and return the slot."""
+        if name not in self.slots:
+            self.slots[name] = len(self.slots) + 1
+            if maybe_unbound:
+                self.maybe_unbound.add(name)
+        return self.slots[name]
+
+    def resolve(self, name: str) -> tuple[int, int, bool] | None:
+        """(depth, slot, may be unbound) for a local name, or None when it is global."""
+        scope: Scope | None = self
+        depth = 0
+        while scope is not None:
+            slot = scope.slots.get(name)
+            if slot is not None:
+                return depth, slot, name in scope.maybe_unbound
+            scope = scope.parent
+            depth += 1
+        return None

@@ -1,0 +1,176 @@
+"""Lists: construction, access, and the higher-order procedures map, filter, reduce, for-each, apply.
+
+nil behaves as the empty list wherever a list is read: (length nil) is 0, (cons x nil) is (x).
+"""
+
+from __future__ import annotations
+
+from functools import cmp_to_key
+from typing import Any
+
+from ..calls import apply_procedure, invoke
+from ..errors import TypeError_, ValueError_
+from ..printer import to_repr
+from ..values import Closure, type_name
+from . import primitive
+
+
+def as_list(name: str, value: Any, position: str = "") -> list[Any]:
+    """The list value stands for (nil is empty); a TypeError naming the primitive otherwise."""
+    if isinstance(value, list):
+        return value
+    if value is None:
+        return []
+    where = f" as {position} argument" if position else ""
+    raise TypeError_(f"{name}: expected a list{where}, got {to_repr(value)} ({type_name(value)})")
+
+
+def _index(name: str, value: Any) -> int:
+    if type(value) is not int:
+        raise TypeError_(f"{name}: expected an integer index, got {to_repr(value)} ({type_name(value)})")
+    return value
+
+
+@primitive("list")
+def make_list(*items: Any) -> list[Any]:
+    """A list of the arguments."""
+    return list(items)
+
+
+@primitive("cons")
+def cons(item: Any, rest: Any) -> list[Any]:
+    """A new list: item followed by the elements of rest."""
+    return [item, *as_list("cons", rest, "second")]
+
+
+@primitive("car", "first")
+def first(seq: Any) -> Any:
+    """The first element; nil for nil or ()."""
+    items = as_list("first", seq)
+    return items[0] if items else None
+
+
+@primitive("cdr", "rest")
+def rest(seq: Any) -> list[Any]:
+    """Every element but the first; () for nil or ()."""
+    return as_list("rest", seq)[1:]
+
+
+@primitive("nth")
+def nth(seq: Any, index: Any) -> Any:
+    """Element `index` (from 0) of a list or string; an error when out of range."""
+    i = _index("nth", index)
+    items = seq if isinstance(seq, str) else as_list("nth", seq)
+    if not 0 <= i < len(items):
+        raise ValueError_(f"nth: index {i} out of range for a {type_name(seq)} of length {len(items)}")
+    return items[i]
+
+
+@primitive("length")
+def length(seq: Any) -> int:
+    """Length of a string, list or dict; 0 for nil."""
+    if seq is None:
+        return 0
+    if isinstance(seq, (str, list, dict)):
+        return len(seq)
+    raise TypeError_(f"length: expected a string, list or dict, got {to_repr(seq)} ({type_name(seq)})")
+
+
+@primitive("append")
+def append(*seqs: Any) -> list[Any]:
+    """One list of the elements of every argument, in order."""
+    result: list[Any] = []
+    for seq in seqs:
+        result.extend(as_list("append", seq))
+    return result
+
+
+@primitive("reverse")
+def reverse(seq: Any) -> Any:
+    """The elements (or characters) in reverse order."""
+    if isinstance(seq, str):
+        return seq[::-1]
+    return as_list("reverse", seq)[::-1]
+
+
+@primitive("range")
+def range_(start: Any, stop: Any = None, step: Any = 1) -> list[int]:
+    """(range n) is 0..n-1; (range a b [step]) as Python's range."""
+    for value in (start, stop, step):
+        if value is not None and type(value) is not int:
+            raise TypeError_(f"range: expected integers, got {to_repr(value)} ({type_name(value)})")
+    if step == 0:
+        raise ValueError_("range: step must not be zero")
+    return list(range(start) if stop is None else range(start, stop, step))
+
+
+@primitive("map")
+def map_(fn: Any, seq: Any, *more: Any) -> list[Any]:
+    """(f x) for each element; with several lists, (f x y ...) up to the shortest."""
+    items = as_list("map", seq, "second")
+    if more:
+        lists = [items, *(as_list("map", s) for s in more)]
+        return [apply_procedure(fn, list(args)) for args in zip(*lists)]
+    if type(fn) is Closure:
+        return [invoke(fn, [x]) for x in items]
+    return [apply_procedure(fn, [x]) for x in items]
+
+
+@primitive("filter")
+def filter_(pred: Any, seq: Any) -> list[Any]:
+    """The elements for which (pred x) is true."""
+    items = as_list("filter", seq, "second")
+    if type(pred) is Closure:
+        return [x for x in items if invoke(pred, [x])]
+    return [x for x in items if apply_procedure(pred, [x])]
+
+
+@primitive("reduce")
+def reduce_(fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
+    """(reduce f init xs) or (reduce f xs): fold left, calling (f acc x)."""
+    if seq is ...:
+        items = as_list("reduce", init_or_seq)
+        if not items:
+            raise ValueError_("reduce: empty list and no initial value")
+        acc, items = items[0], items[1:]
+    else:
+        acc, items = init_or_seq, as_list("reduce", seq, "third")
+    if type(fn) is Closure:
+        for x in items:
+            acc = invoke(fn, [acc, x])
+        return acc
+    for x in items:
+        acc = apply_procedure(fn, [acc, x])
+    return acc
+
+
+@primitive("for-each")
+def for_each(fn: Any, seq: Any) -> None:
+    """Call (f x) for each element for its effect; nil."""
+    for x in as_list("for-each", seq, "second"):
+        apply_procedure(fn, [x])
+
+
+@primitive("apply")
+def apply_(fn: Any, *args: Any) -> Any:
+    """(apply f xs) or (apply f a b xs): call f with the spread arguments."""
+    if not args:
+        return apply_procedure(fn, [])
+    return apply_procedure(fn, [*args[:-1], *as_list("apply", args[-1], "last")])
+
+
+@primitive("sort")
+def sort(seq: Any, key: Any = None) -> list[Any]:
+    """Elements in ascending order (stable); (sort xs key-fn) orders by (key-fn x)."""
+    items = as_list("sort", seq)
+    keys = items if key is None else [apply_procedure(key, [x]) for x in items]
+
+    def compare(i: int, j: int) -> int:
+        a, b = keys[i], keys[j]
+        try:
+            return -1 if a < b else (1 if b < a else 0)
+        except TypeError:
+            raise TypeError_(f"sort: cannot compare {to_repr(a)} with {to_repr(b)}") from None
+
+    order = sorted(range(len(items)), key=cmp_to_key(compare))
+    return [items[i] for i in order]

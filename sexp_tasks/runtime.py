@@ -1,0 +1,93 @@
+"""The composition root: one Runtime wires reader, compiler, globals, primitives and prelude."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from .calls import CallDepth
+from .compiler import Compiler
+from .config import Settings
+from .deepstack import allow_recursion
+from .environment import GlobalEnvironment
+from .errors import FileError
+from .forms import SPECIAL_FORMS
+from .nodes import Node
+from .primitives import install_primitives
+from .reader import read
+from .resources import data_dir
+from .values import Code, Value
+from .workspace import Workspace
+
+
+class Runtime:
+    """A session of the language: definitions persist across `run_source` calls."""
+
+    def __init__(self, settings: Settings | None = None, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.settings = settings or Settings()
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.globals = GlobalEnvironment()
+        self.globals.reserved = tuple(SPECIAL_FORMS)
+        self.calls = CallDepth(self.settings.recursion_limit)
+        allow_recursion(self.settings.recursion_limit)
+        self.compiler = Compiler(self.globals, self.calls)
+        self.workspace = Workspace(self.settings.workspace)
+        self._loading: list[Path] = []
+        install_primitives(self.globals, self)
+        self.run_file(data_dir("stdlib") / "prelude.sexp")
+
+    # The pipeline ------------------------------------------------------------------------
+    def run_source(self, text: str, origin: str = "<input>") -> Value:
+        """Read every form in text, compile them all, then run them in order; the last value."""
+        return self.run_forms(read(text, origin))
+
+    def run_forms(self, forms: list[Node]) -> Value:
+        """Compile every form before running any, so a malformed form stops the program early."""
+        codes: list[Code] = [self.compiler.compile(form, None) for form in forms]
+        value: Value = None
+        for code in codes:
+            value = code([])
+        return value
+
+    def run_file(self, path: Path) -> Value:
+        """Run a file; `load`s inside it resolve relative paths from its directory."""
+        text = path.read_text(encoding="utf-8")
+        self._loading.append(path.resolve())
+        try:
+            return self.run_source(text, str(path))
+        finally:
+            self._loading.pop()
+
+    def define(self, name: str, value: Value) -> None:
+        """Bind a global (for --set)."""
+        self.globals.define(name, value)
+
+    # Services primitives use -------------------------------------------------------------
+    def write_output(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def log(self, message: str) -> None:
+        if not self.settings.quiet:
+            self.err.write(f"log: {message}\n")
+            self.err.flush()
+
+    def warn(self, message: str) -> None:
+        if not self.settings.quiet:
+            self.err.write(f"warning: {message}\n")
+            self.err.flush()
+
+    def read_file(self, path: str) -> str:
+        return self.workspace.read_text(path)
+
+    def write_file(self, path: str, text: str) -> str:
+        return self.workspace.write_text(path, text)
+
+    def load(self, path: str) -> Value:
+        base = self._loading[-1].parent if self._loading else Path.cwd()
+        target = base / path
+        if not target.is_file():
+            raise FileError(f"load: no such file '{path}' (looked in {base})")
+        return self.run_file(target)

@@ -1,0 +1,122 @@
+"""Runtime values beyond Python's own: procedures, tail calls, and the helpers every stage uses.
+
+Values are plain Python where possible: int, float, str, bool, None (nil), list, dict.
+Symbols and keywords are the reader's nodes (code is data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .nodes import Keyword, Symbol
+
+if TYPE_CHECKING:
+    from .source import Span
+
+Value = Any
+Code = Callable[[list[Any]], Value]  # a compiled expression: frame -> value
+
+
+class _Unbound:
+    """The marker in a frame slot declared by `define` that has not run yet."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+UNBOUND = _Unbound()
+
+
+class Procedure:
+    """Anything a program can call: closures, primitives and (later) tasks."""
+
+    __slots__ = ()
+    name: str
+
+    def apply(self, args: list[Value]) -> Value:
+        """Call with already evaluated arguments."""
+        raise NotImplementedError
+
+
+class Primitive(Procedure):
+    """A procedure written in Python; `fn` takes the arguments positionally."""
+
+    __slots__ = ("name", "fn", "min_args", "max_args", "doc")
+
+    def __init__(self, name: str, fn: Callable[..., Value], min_args: int, max_args: int | None, doc: str) -> None:
+        self.name = name
+        self.fn = fn
+        self.min_args = min_args
+        self.max_args = max_args
+        self.doc = doc
+
+    def apply(self, args: list[Value]) -> Value:
+        return self.fn(*args)
+
+    def __repr__(self) -> str:
+        return f"#<procedure {self.name}>"
+
+
+class Closure(Procedure):
+    """A lambda with the frame it closed over; `bind` builds its call frame from arguments."""
+
+    __slots__ = ("name", "env", "lambda_list", "body", "span")
+
+    def __init__(self, name: str, env: list[Any] | None, lambda_list: Any, body: Code, span: Span | None) -> None:
+        self.name = name
+        self.env = env
+        self.lambda_list = lambda_list
+        self.body = body
+        self.span = span
+
+    def apply(self, args: list[Value]) -> Value:
+        from .calls import invoke
+
+        return invoke(self, args)
+
+    def __repr__(self) -> str:
+        return f"#<procedure {self.name}>"
+
+
+class TailCall:
+    """What a call in tail position returns: the trampoline in calls.invoke makes the call."""
+
+    __slots__ = ("closure", "args", "span")
+
+    def __init__(self, closure: Closure, args: list[Value], span: Span | None) -> None:
+        self.closure = closure
+        self.args = args
+        self.span = span
+
+
+def truthy(value: Value) -> bool:
+    """Python's truthiness: false, nil, 0, 0.0, "", () and {} are false."""
+    return bool(value)
+
+
+def type_name(value: Value) -> str:
+    """The DSL's name for a value's type, for error messages."""
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    if isinstance(value, Symbol):
+        return "symbol"
+    if isinstance(value, Keyword):
+        return "keyword"
+    if isinstance(value, Procedure):
+        return "procedure"
+    return type(value).__name__
