@@ -1,70 +1,81 @@
-"""Calling procedures: the trampoline that makes tail calls run in constant stack, and the
-specialised call sites the compiler emits.
+"""Calling procedures: the trampoline that runs tail calls in constant stack, and `apply`.
 
-A call site evaluates the operator first, then the operands, then dispatches on the
-procedure's type: closures run through `invoke` (or, in tail position, are returned as a
-TailCall for the enclosing `invoke` to run), primitives are called directly, and anything
-else that is a Procedure (a task, say) through its `apply`.
+Closures run through `invoke`; a call in tail position returns a TailCall instead, which the
+enclosing call runs in its loop. Primitives are called directly, higher-order primitives get
+the caller's depth first, and anything else that is a Procedure (a task, say) goes through its
+`apply`. Call sites themselves are generated in callsite.py.
+
+Depth: every frame records how deeply nested in non-tail calls its code runs (frame[1]), so a
+callee runs at its caller's depth + 1 and a tail callee at its caller's own depth.
 """
 
 from __future__ import annotations
 
-import threading
-
-from .errors import RecursionDepthError, SexpError, TypeError_, ValueError_
+from .errors import ArityError, RecursionDepthError, SexpError, TypeError_, ValueError_
 from .printer import to_repr
 from .source import Span
-from .values import Closure, Code, Primitive, Procedure, TailCall, Value, type_name
+from .values import Closure, HigherOrderPrimitive, Primitive, Procedure, TailCall, Value, type_name
 
 
-class CallDepth(threading.local):
-    """How deep non-tail calls are nested in this thread, and how deep they may go."""
+def invoke(closure: Closure, args: list[Value], depth: int) -> Value:
+    """Run a closure at call depth `depth` to completion, following its tail calls."""
+    lambda_list = closure.lambda_list
+    if depth > lambda_list.limit:
+        raise too_deep(closure, None)
+    if len(args) == lambda_list.count:  # all parameters required: the frame is the arguments
+        frame = [closure.env, depth, *args, *lambda_list.padding]
+    else:
+        frame = lambda_list.bind(closure, args, depth)
+    result = closure.body(frame)
+    if type(result) is TailCall:
+        return run_tail_calls(result, depth)
+    return result
 
-    def __init__(self, limit: int) -> None:
-        # threading.local runs __init__ again, with the same limit, in every thread that uses it.
-        self.depth = 0
-        self.limit = limit
 
-
-def invoke(closure: Closure, args: list[Value]) -> Value:
-    """Run a closure to completion, following tail calls without growing the Python stack."""
-    calls: CallDepth = closure.lambda_list.calls
-    depth = calls.depth + 1
-    if depth > calls.limit:
-        raise RecursionDepthError(
-            f"recursion too deep in '{closure.name}': more than {calls.limit} nested calls"
-            " (only tail calls run in constant space; raise recursion_limit in sexp.toml if needed)"
-        )
-    calls.depth = depth
-    span: Span | None = None
-    try:
-        while True:
+def run_tail_calls(call: TailCall, depth: int) -> Value:
+    """The trampoline: make tail calls one after another, all at the depth of the first."""
+    while True:
+        closure, args = call.closure, call.args
+        lambda_list = closure.lambda_list
+        if len(args) == lambda_list.count:
+            frame = [closure.env, depth, *args, *lambda_list.padding]
+        else:
             try:
-                frame = closure.lambda_list.bind(closure, args)
+                frame = lambda_list.bind(closure, args, depth)
             except SexpError as err:
-                raise err.at(span)
-            result = closure.body(frame)
-            if type(result) is not TailCall:
-                return result
-            closure, args, span = result.closure, result.args, result.span
-    finally:
-        calls.depth = depth - 1
+                raise err.at(call.span)
+        result = closure.body(frame)
+        if type(result) is not TailCall:
+            return result
+        call = result
 
 
-def apply_procedure(fn: Value, args: list[Value], span: Span | None = None) -> Value:
-    """Call any procedure with evaluated arguments (used by map, apply, sort...)."""
+def too_deep(closure: Closure, span: Span | None) -> RecursionDepthError:
+    """The error for non-tail recursion past the configured limit, naming the procedure."""
+    limit = closure.lambda_list.limit
+    return RecursionDepthError(
+        f"recursion too deep in '{closure.name}': more than {limit} nested calls"
+        " (only tail calls run in constant space; raise recursion_limit in sexp.toml if needed)",
+        span,
+    )
+
+
+def apply_procedure(fn: Value, args: list[Value], depth: int, span: Span | None = None) -> Value:
+    """Call any procedure with evaluated arguments from code running at `depth`."""
     if type(fn) is Closure:
         try:
-            return invoke(fn, args)
+            return invoke(fn, args, depth + 1)
         except SexpError as err:
             raise err.at(span)
-    return apply_other(fn, args, span)
+    return apply_other(fn, args, span, depth)
 
 
-def apply_other(fn: Value, args: list[Value], span: Span | None) -> Value:
+def apply_other(fn: Value, args: list[Value], span: Span | None, depth: int) -> Value:
     """Call a primitive or another kind of procedure; anything else is a type error."""
-    if type(fn) is Primitive:
+    if isinstance(fn, Primitive):
         try:
+            if type(fn) is HigherOrderPrimitive:
+                return fn.fn(depth, *args)
             return fn.fn(*args)
         except SexpError as err:
             raise err.at(span)
@@ -72,7 +83,7 @@ def apply_other(fn: Value, args: list[Value], span: Span | None) -> Value:
             raise primitive_failure(fn, args, exc, span) from exc
     if isinstance(fn, Procedure):
         try:
-            return fn.apply(args)
+            return fn.apply(args, depth)
         except SexpError as err:
             raise err.at(span)
     raise TypeError_(f"{to_repr(fn)} is not a procedure (it is a {type_name(fn)})", span)
@@ -82,8 +93,6 @@ def primitive_failure(fn: Primitive, args: list[Value], exc: Exception, span: Sp
     """Explain why a primitive failed: wrong argument count, else the Python error in its words."""
     n = len(args)
     if n < fn.min_args or (fn.max_args is not None and n > fn.max_args):
-        from .errors import ArityError
-
         return ArityError(f"{fn.name}: {expected_count(fn.min_args, fn.max_args)}, got {n}", span)
     if isinstance(exc, RecursionError):
         return RecursionDepthError(f"{fn.name}: data nested too deeply", span)
@@ -106,120 +115,3 @@ def expected_count(low: int, high: int | None) -> str:
     if low == high:
         return f"expected {plural(low)}"
     return f"expected {low} to {plural(high)}"
-
-
-def make_call(fcode: Code, argcodes: list[Code], span: Span | None, tail: bool) -> Code:
-    """Compile a call site; specialised by argument count because calls are the hot path."""
-    n = len(argcodes)
-    if n == 0:
-        return _call0(fcode, span, tail)
-    if n == 1:
-        return _call1(fcode, argcodes[0], span, tail)
-    if n == 2:
-        return _call2(fcode, argcodes[0], argcodes[1], span, tail)
-    if n == 3:
-        return _call3(fcode, argcodes[0], argcodes[1], argcodes[2], span, tail)
-    return _calln(fcode, argcodes, span, tail)
-
-
-def _call0(f: Code, span: Span | None, tail: bool) -> Code:
-    def call(env: list[Value]) -> Value:
-        fn = f(env)
-        if type(fn) is Closure:
-            if tail:
-                return TailCall(fn, [], span)
-            try:
-                return invoke(fn, [])
-            except SexpError as err:
-                raise err.at(span)
-        if type(fn) is Primitive:
-            try:
-                return fn.fn()
-            except SexpError as err:
-                raise err.at(span)
-            except Exception as exc:
-                raise primitive_failure(fn, [], exc, span) from exc
-        return apply_other(fn, [], span)
-
-    return call
-
-
-def _call1(f: Code, a: Code, span: Span | None, tail: bool) -> Code:
-    def call(env: list[Value]) -> Value:
-        fn = f(env)
-        x = a(env)
-        if type(fn) is Closure:
-            if tail:
-                return TailCall(fn, [x], span)
-            try:
-                return invoke(fn, [x])
-            except SexpError as err:
-                raise err.at(span)
-        if type(fn) is Primitive:
-            try:
-                return fn.fn(x)
-            except SexpError as err:
-                raise err.at(span)
-            except Exception as exc:
-                raise primitive_failure(fn, [x], exc, span) from exc
-        return apply_other(fn, [x], span)
-
-    return call
-
-
-def _call2(f: Code, a: Code, b: Code, span: Span | None, tail: bool) -> Code:
-    def call(env: list[Value]) -> Value:
-        fn = f(env)
-        x = a(env)
-        y = b(env)
-        if type(fn) is Closure:
-            if tail:
-                return TailCall(fn, [x, y], span)
-            try:
-                return invoke(fn, [x, y])
-            except SexpError as err:
-                raise err.at(span)
-        if type(fn) is Primitive:
-            try:
-                return fn.fn(x, y)
-            except SexpError as err:
-                raise err.at(span)
-            except Exception as exc:
-                raise primitive_failure(fn, [x, y], exc, span) from exc
-        return apply_other(fn, [x, y], span)
-
-    return call
-
-
-def _call3(f: Code, a: Code, b: Code, c: Code, span: Span | None, tail: bool) -> Code:
-    def call(env: list[Value]) -> Value:
-        fn = f(env)
-        x = a(env)
-        y = b(env)
-        z = c(env)
-        if type(fn) is Closure:
-            if tail:
-                return TailCall(fn, [x, y, z], span)
-            try:
-                return invoke(fn, [x, y, z])
-            except SexpError as err:
-                raise err.at(span)
-        return apply_other(fn, [x, y, z], span)
-
-    return call
-
-
-def _calln(f: Code, argcodes: list[Code], span: Span | None, tail: bool) -> Code:
-    def call(env: list[Value]) -> Value:
-        fn = f(env)
-        args = [a(env) for a in argcodes]
-        if type(fn) is Closure:
-            if tail:
-                return TailCall(fn, args, span)
-            try:
-                return invoke(fn, args)
-            except SexpError as err:
-                raise err.at(span)
-        return apply_other(fn, args, span)
-
-    return call

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .calls import CallDepth, make_call
+from .callsite import Operand, make_call
 from .codegen import checked_reference, constant, frame_at, sequence
 from .environment import GlobalEnvironment, Scope
 from .errors import SexpError
@@ -22,11 +22,11 @@ from .values import Code, Value
 
 
 class Compiler:
-    """Compiles nodes against a global environment; holds nothing else but the call depth."""
+    """Compiles nodes against a global environment, for closures with a recursion limit."""
 
-    def __init__(self, globals_: GlobalEnvironment, calls: CallDepth) -> None:
+    def __init__(self, globals_: GlobalEnvironment, recursion_limit: int) -> None:
         self.globals = globals_
-        self.calls = calls
+        self.recursion_limit = recursion_limit
 
     def compile(self, node: Node, scope: Scope | None, tail: bool = False) -> Code:
         """Compile one expression; `tail` says whether its value is the enclosing lambda's."""
@@ -56,9 +56,34 @@ class Compiler:
         if form is not None:
             return form(node, scope, tail, self)
         # An unbound operator is reported at the call, the form being evaluated.
-        fcode = self.compile_reference(node.head, scope, node.span)
-        argcodes = [self.compile(a.value, scope) for a in node.arguments]
-        return make_call(fcode, argcodes, node.span, tail)
+        operator = self.compile_operand(node.head, scope)
+        operands = [self.compile_operand(a.value, scope) for a in node.arguments]
+        return self._call(operator, operands, node.span, scope, tail)
+
+    def compile_operand(self, node: Node, scope: Scope | None) -> Operand:
+        """How a call site should get node's value: inline when it is a constant or a variable."""
+        kind = type(node)
+        if kind is Literal:
+            return Operand("const", node.value)  # type: ignore[union-attr]
+        if kind is Keyword:
+            return Operand("const", node)
+        if kind is Symbol:
+            name = node.name  # type: ignore[union-attr]
+            found = scope.resolve(name) if scope is not None else None
+            if found is None:
+                return Operand("global", name)
+            depth, slot, maybe_unbound = found
+            if depth <= 2 and not maybe_unbound:
+                return Operand("slot", None, depth, slot)
+        return Operand("code", self.compile(node, scope))
+
+    def _call(self, operator: Operand, operands: list[Operand], span: Span | None, scope: Scope | None, tail: bool) -> Code:
+        globals_ = self.globals
+
+        def missing(name: str, at: Span | None) -> Value:
+            return globals_.missing(name, at, scope)
+
+        return make_call(operator, operands, span, tail, missing, globals_.values)
 
     def compile_reference(self, node: Symbol, scope: Scope | None, span: Span | None = None) -> Code:
         """Read a variable: a frame slot when the name is local, else the global table."""
@@ -93,9 +118,9 @@ class Compiler:
     def _compile_list(self, node: ListNode, scope: Scope | None, tail: bool) -> Code:
         if not node.items:
             return lambda env: []
-        fcode = self.compile(node.items[0], scope)
-        argcodes = [self.compile(item, scope) for item in node.items[1:]]
-        return make_call(fcode, argcodes, node.span, tail)
+        operator = self.compile_operand(node.items[0], scope)
+        operands = [self.compile_operand(item, scope) for item in node.items[1:]]
+        return self._call(operator, operands, node.span, scope, tail)
 
     def _compile_dict(self, node: DictNode, scope: Scope | None) -> Code:
         pairs = [

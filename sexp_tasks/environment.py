@@ -1,8 +1,9 @@
 """Environments: the global one (a dict) and the compile-time scopes that address local frames.
 
-A local frame at run time is a Python list: slot 0 holds the enclosing frame, slots 1.. hold
-the values of the names its Scope lists. The compiler resolves every local name to
-(depth, slot) once, so running code never searches by name.
+A local frame at run time is a Python list: slot 0 holds the enclosing frame, slot 1 how deep
+in non-tail calls the code running in it is (so recursion depth travels with the frames and
+needs no shared counter), and slots 2.. hold the values of the names its Scope lists. The
+compiler resolves every local name to (depth, slot) once, so running code never searches by name.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from collections.abc import Callable, Iterable
 from .errors import NameError_
 from .source import Span
 from .values import Value
+
+FIRST_SLOT = 2  # frame[0] is the enclosing frame, frame[1] the call depth
+TOP_FRAME: list[object] = [None, 0]  # the frame top-level code runs in
 
 # A resolver gives a value for a global name that no definition binds (e.g. a task template).
 Resolver = Callable[[str], Value | None]
@@ -60,17 +64,17 @@ class Scope:
         self.slots: dict[str, int] = {}
         self.maybe_unbound: set[str] = set()
         for name in names:
-            self.slots.setdefault(name, len(self.slots) + 1)
+            self.slots.setdefault(name, len(self.slots) + FIRST_SLOT)
 
     @property
     def size(self) -> int:
-        """How many slots a frame for this scope needs after the parent link."""
+        """How many named slots a frame for this scope needs (after the link and the depth)."""
         return len(self.slots)
 
     def declare(self, name: str, maybe_unbound: bool = True) -> int:
         """Give name a slot in this frame (if it has none) and return the slot."""
         if name not in self.slots:
-            self.slots[name] = len(self.slots) + 1
+            self.slots[name] = len(self.slots) + FIRST_SLOT
             if maybe_unbound:
                 self.maybe_unbound.add(name)
         return self.slots[name]

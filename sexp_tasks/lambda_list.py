@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .calls import CallDepth, expected_count
+from .calls import expected_count
+from .environment import FIRST_SLOT
 from .errors import ArityError, FormError
 from .nodes import FunctionCallNode, Keyword, ListNode, Node, Symbol, elements
 from .printer import to_repr
@@ -89,23 +90,26 @@ def _show(node: Node) -> str:
     return to_repr(datum(node))
 
 
-Binder = Callable[[Closure, list[Value]], list[Any]]
+Binder = Callable[[Closure, list[Value], int], list[Any]]
 
 
 class LambdaList:
     """Binds arguments to a closure's frame slots; built once per lambda expression."""
 
-    __slots__ = ("name", "params", "defaults", "calls", "bind", "frame_size")
+    __slots__ = ("name", "params", "defaults", "limit", "bind", "frame_size", "count", "padding")
 
-    def __init__(self, name: str, params: ParsedParams, calls: CallDepth) -> None:
+    def __init__(self, name: str, params: ParsedParams, limit: int) -> None:
         self.name = name
         self.params = params
-        self.calls = calls
+        self.limit = limit
         self.defaults: dict[str, Code | None] = {}
         self.frame_size = len(params.names)
         self.bind: Binder = self._unfinished
+        # For all-required lambda lists, call sites build the frame: [env, depth, *args, *padding].
+        self.count = -1
+        self.padding: tuple[Any, ...] = ()
 
-    def _unfinished(self, closure: Closure, args: list[Value]) -> list[Any]:
+    def _unfinished(self, closure: Closure, args: list[Value], depth: int) -> list[Any]:
         raise AssertionError("LambdaList used before finish()")
 
     def finish(self, frame_size: int) -> None:
@@ -113,6 +117,8 @@ class LambdaList:
         self.frame_size = frame_size
         p = self.params
         if not p.optional and p.rest is None and not p.keys:
+            self.count = len(p.required)
+            self.padding = (UNBOUND,) * (frame_size - len(p.required))
             self.bind = self._simple_binder(len(p.required), frame_size - len(p.required))
         else:
             self.bind = self._general_bind
@@ -121,19 +127,17 @@ class LambdaList:
         name = self.name
         padding = [UNBOUND] * extra
 
-        def bind(closure: Closure, args: list[Value]) -> list[Any]:
+        def bind(closure: Closure, args: list[Value], depth: int) -> list[Any]:
             if len(args) != count:
                 raise ArityError(f"{name}: {expected_count(count, count)}, got {len(args)}")
-            if padding:
-                return [closure.env, *args, *padding]
-            return [closure.env, *args]
+            return [closure.env, depth, *args, *padding]
 
         return bind
 
-    def _general_bind(self, closure: Closure, args: list[Value]) -> list[Any]:
+    def _general_bind(self, closure: Closure, args: list[Value], depth: int) -> list[Any]:
         p = self.params
-        frame: list[Any] = [closure.env] + [UNBOUND] * self.frame_size
-        n, i, slot = len(args), 0, 1
+        frame: list[Any] = [closure.env, depth] + [UNBOUND] * self.frame_size
+        n, i, slot = len(args), 0, FIRST_SLOT
         if n < len(p.required):
             raise ArityError(f"{self.name}: {self._expected()}, got {n}")
         for _ in p.required:

@@ -6,11 +6,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from .calls import CallDepth
 from .compiler import Compiler
 from .config import Settings
 from .deepstack import allow_recursion
-from .environment import GlobalEnvironment
+from .environment import TOP_FRAME, GlobalEnvironment
 from .errors import FileError
 from .forms import SPECIAL_FORMS
 from .nodes import Node
@@ -30,9 +29,8 @@ class Runtime:
         self.err = err or sys.stderr
         self.globals = GlobalEnvironment()
         self.globals.reserved = tuple(SPECIAL_FORMS)
-        self.calls = CallDepth(self.settings.recursion_limit)
         allow_recursion(self.settings.recursion_limit)
-        self.compiler = Compiler(self.globals, self.calls)
+        self.compiler = Compiler(self.globals, self.settings.recursion_limit)
         self.workspace = Workspace(self.settings.workspace)
         self._loading: list[Path] = []
         install_primitives(self.globals, self)
@@ -48,7 +46,7 @@ class Runtime:
         codes: list[Code] = [self.compiler.compile(form, None) for form in forms]
         value: Value = None
         for code in codes:
-            value = code([])
+            value = code(TOP_FRAME)
         return value
 
     def run_file(self, path: Path) -> Value:

@@ -36,8 +36,8 @@ class Procedure:
     __slots__ = ()
     name: str
 
-    def apply(self, args: list[Value]) -> Value:
-        """Call with already evaluated arguments."""
+    def apply(self, args: list[Value], depth: int) -> Value:
+        """Call with already evaluated arguments, from code running at call depth `depth`."""
         raise NotImplementedError
 
 
@@ -53,11 +53,20 @@ class Primitive(Procedure):
         self.max_args = max_args
         self.doc = doc
 
-    def apply(self, args: list[Value]) -> Value:
+    def apply(self, args: list[Value], depth: int) -> Value:
         return self.fn(*args)
 
     def __repr__(self) -> str:
         return f"#<procedure {self.name}>"
+
+
+class HigherOrderPrimitive(Primitive):
+    """A primitive that calls procedures (map, apply...): `fn` takes the caller's depth first."""
+
+    __slots__ = ()
+
+    def apply(self, args: list[Value], depth: int) -> Value:
+        return self.fn(depth, *args)
 
 
 class Closure(Procedure):
@@ -72,10 +81,10 @@ class Closure(Procedure):
         self.body = body
         self.span = span
 
-    def apply(self, args: list[Value]) -> Value:
+    def apply(self, args: list[Value], depth: int) -> Value:
         from .calls import invoke
 
-        return invoke(self, args)
+        return invoke(self, args, depth + 1)
 
     def __repr__(self) -> str:
         return f"#<procedure {self.name}>"

@@ -48,7 +48,7 @@ def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     padding = [UNBOUND] * (inner.size - len(names))
 
     def run(env: list[Any]) -> Value:
-        frame = [env]
+        frame = [env, env[1]]
         for init in inits:
             frame.append(init(env))
         if padding:
@@ -71,7 +71,7 @@ def compile_let_star(form: FunctionCallNode, scope: Scope | None, tail: bool, c:
     body_code = c.compile_body(body, inner, tail)
 
     def run(env: list[Any]) -> Value:
-        frame: list[Any] = [env] + [UNBOUND] * inner.size
+        frame: list[Any] = [env, env[1]] + [UNBOUND] * inner.size
         for slot, code in steps:
             frame[slot] = code(frame)
         return body_code(frame)

@@ -38,7 +38,7 @@ def compile_closure(
     """Compile a lambda: its parameters get a new frame, its body runs in tail position."""
     params = parse_params(params_node, form_name, span)
     inner = Scope(scope, params.names)
-    lambda_list = LambdaList(name, params, c.calls)
+    lambda_list = LambdaList(name, params, c.recursion_limit)
     for param_name, default in [*params.optional, *params.keys]:
         if default is not None:
             lambda_list.defaults[param_name] = c.compile(default, inner)

@@ -40,7 +40,7 @@ def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
         try:
             return body(env)
         except SexpError as err:
-            return handler([env, err.to_value(), *padding])
+            return handler([env, env[1], err.to_value(), *padding])
 
     return run
 

@@ -5,7 +5,6 @@ nil behaves as the empty list wherever a list is read: (length nil) is 0, (cons 
 
 from __future__ import annotations
 
-from functools import cmp_to_key
 from typing import Any
 
 from ..calls import apply_procedure, invoke
@@ -105,28 +104,30 @@ def range_(start: Any, stop: Any = None, step: Any = 1) -> list[int]:
 
 
 @primitive("map")
-def map_(fn: Any, seq: Any, *more: Any) -> list[Any]:
+def map_(depth: int, fn: Any, seq: Any, *more: Any) -> list[Any]:
     """(f x) for each element; with several lists, (f x y ...) up to the shortest."""
     items = as_list("map", seq, "second")
     if more:
         lists = [items, *(as_list("map", s) for s in more)]
-        return [apply_procedure(fn, list(args)) for args in zip(*lists)]
+        return [apply_procedure(fn, list(args), depth) for args in zip(*lists)]
     if type(fn) is Closure:
-        return [invoke(fn, [x]) for x in items]
-    return [apply_procedure(fn, [x]) for x in items]
+        callee_depth = depth + 1
+        return [invoke(fn, [x], callee_depth) for x in items]
+    return [apply_procedure(fn, [x], depth) for x in items]
 
 
 @primitive("filter")
-def filter_(pred: Any, seq: Any) -> list[Any]:
+def filter_(depth: int, pred: Any, seq: Any) -> list[Any]:
     """The elements for which (pred x) is true."""
     items = as_list("filter", seq, "second")
     if type(pred) is Closure:
-        return [x for x in items if invoke(pred, [x])]
-    return [x for x in items if apply_procedure(pred, [x])]
+        callee_depth = depth + 1
+        return [x for x in items if invoke(pred, [x], callee_depth)]
+    return [x for x in items if apply_procedure(pred, [x], depth)]
 
 
 @primitive("reduce")
-def reduce_(fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
+def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
     """(reduce f init xs) or (reduce f xs): fold left, calling (f acc x)."""
     if seq is ...:
         items = as_list("reduce", init_or_seq)
@@ -136,41 +137,38 @@ def reduce_(fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
     else:
         acc, items = init_or_seq, as_list("reduce", seq, "third")
     if type(fn) is Closure:
+        callee_depth = depth + 1
         for x in items:
-            acc = invoke(fn, [acc, x])
+            acc = invoke(fn, [acc, x], callee_depth)
         return acc
     for x in items:
-        acc = apply_procedure(fn, [acc, x])
+        acc = apply_procedure(fn, [acc, x], depth)
     return acc
 
 
 @primitive("for-each")
-def for_each(fn: Any, seq: Any) -> None:
+def for_each(depth: int, fn: Any, seq: Any) -> None:
     """Call (f x) for each element for its effect; nil."""
     for x in as_list("for-each", seq, "second"):
-        apply_procedure(fn, [x])
+        apply_procedure(fn, [x], depth)
 
 
 @primitive("apply")
-def apply_(fn: Any, *args: Any) -> Any:
+def apply_(depth: int, fn: Any, *args: Any) -> Any:
     """(apply f xs) or (apply f a b xs): call f with the spread arguments."""
     if not args:
-        return apply_procedure(fn, [])
-    return apply_procedure(fn, [*args[:-1], *as_list("apply", args[-1], "last")])
+        return apply_procedure(fn, [], depth)
+    return apply_procedure(fn, [*args[:-1], *as_list("apply", args[-1], "last")], depth)
 
 
 @primitive("sort")
-def sort(seq: Any, key: Any = None) -> list[Any]:
+def sort(depth: int, seq: Any, key: Any = None) -> list[Any]:
     """Elements in ascending order (stable); (sort xs key-fn) orders by (key-fn x)."""
     items = as_list("sort", seq)
-    keys = items if key is None else [apply_procedure(key, [x]) for x in items]
-
-    def compare(i: int, j: int) -> int:
-        a, b = keys[i], keys[j]
-        try:
-            return -1 if a < b else (1 if b < a else 0)
-        except TypeError:
-            raise TypeError_(f"sort: cannot compare {to_repr(a)} with {to_repr(b)}") from None
-
-    order = sorted(range(len(items)), key=cmp_to_key(compare))
+    keys = items if key is None else [apply_procedure(key, [x], depth) for x in items]
+    try:
+        order = sorted(range(len(items)), key=keys.__getitem__)
+    except TypeError:
+        kinds = sorted({type_name(k) for k in keys})
+        raise TypeError_(f"sort: cannot order values of different kinds ({', '.join(kinds)})") from None
     return [items[i] for i in order]
