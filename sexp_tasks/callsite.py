@@ -97,7 +97,7 @@ def _build_factory(key: tuple[Any, ...]) -> Factory:
     for i, shape in enumerate(operand_shapes):
         body += _fetch(f"a{i}", shape, f"p{i}")
     if inline_op is not None:
-        body += [f"if fn is inline and type(a0) is int and type(a1) is int:", f"    return a0 {inline_op} a1"]
+        body += ["if fn is inline and type(a0) is int and type(a1) is int:", f"    return a0 {inline_op} a1"]
     body += ["if type(fn) is Closure:"]
     if tail:
         body += [f"    return TailCall(fn, [{args}], span)"]
@@ -145,7 +145,6 @@ def _build_factory(key: tuple[Any, ...]) -> Factory:
         "SexpError": SexpError,
         "invoke": invoke,
         "run_tail_calls": run_tail_calls,
-
         "apply_other": apply_other,
         "primitive_failure": primitive_failure,
     }

@@ -77,7 +77,9 @@ class Compiler:
                 return Operand("slot", None, depth, slot)
         return Operand("code", self.compile(node, scope))
 
-    def _call(self, operator: Operand, operands: list[Operand], span: Span | None, scope: Scope | None, tail: bool) -> Code:
+    def _call(
+        self, operator: Operand, operands: list[Operand], span: Span | None, scope: Scope | None, tail: bool
+    ) -> Code:
         globals_ = self.globals
 
         def missing(name: str, at: Span | None) -> Value:
@@ -139,5 +141,3 @@ class Compiler:
             return result
 
         return make_dict
-
-

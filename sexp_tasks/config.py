@@ -105,5 +105,5 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
             continue
         if not isinstance(value, _TOML_TYPES[key]) or isinstance(value, bool):
             raise UsageError(f"{path.name}: '{key}' has the wrong type ({type(value).__name__})")
-        values[key] = tuple(str(v) for v in value) if key == "templates" else value
+        values[key] = tuple(str(v) for v in value) if isinstance(value, list) else value
     return values

@@ -170,7 +170,9 @@ class LambdaList:
                 raise ArityError(f"{self.name}: expected a keyword argument, got {to_repr(key)}")
             if key.name not in {k for k, _ in p.keys}:
                 allowed = " ".join(":" + k for k, _ in p.keys)
-                raise ArityError(f"{self.name}: unknown keyword argument :{key.name} (expected one of {allowed})")
+                raise ArityError(
+                    f"{self.name}: unknown keyword argument :{key.name} (expected one of {allowed})"
+                )
             if j + 1 >= len(remaining):
                 raise ArityError(f"{self.name}: keyword argument :{key.name} has no value")
             given[key.name] = remaining[j + 1]

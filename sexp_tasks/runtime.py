@@ -23,7 +23,9 @@ from .workspace import Workspace
 class Runtime:
     """A session of the language: definitions persist across `run_source` calls."""
 
-    def __init__(self, settings: Settings | None = None, out: TextIO | None = None, err: TextIO | None = None) -> None:
+    def __init__(
+        self, settings: Settings | None = None, out: TextIO | None = None, err: TextIO | None = None
+    ) -> None:
         self.settings = settings or Settings()
         self.out = out or sys.stdout
         self.err = err or sys.stderr

@@ -46,7 +46,9 @@ class Primitive(Procedure):
 
     __slots__ = ("name", "fn", "min_args", "max_args", "doc")
 
-    def __init__(self, name: str, fn: Callable[..., Value], min_args: int, max_args: int | None, doc: str) -> None:
+    def __init__(
+        self, name: str, fn: Callable[..., Value], min_args: int, max_args: int | None, doc: str
+    ) -> None:
         self.name = name
         self.fn = fn
         self.min_args = min_args
@@ -74,7 +76,9 @@ class Closure(Procedure):
 
     __slots__ = ("name", "env", "lambda_list", "body", "span")
 
-    def __init__(self, name: str, env: list[Any] | None, lambda_list: Any, body: Code, span: Span | None) -> None:
+    def __init__(
+        self, name: str, env: list[Any] | None, lambda_list: Any, body: Code, span: Span | None
+    ) -> None:
         self.name = name
         self.env = env
         self.lambda_list = lambda_list

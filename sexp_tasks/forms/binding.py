@@ -28,7 +28,9 @@ def _bindings(form: FunctionCallNode) -> tuple[list[tuple[str, Node]], tuple[Nod
     pairs: list[tuple[str, Node]] = []
     for item in items:
         if not (isinstance(item, FunctionCallNode) and len(item.arguments) == 1):
-            raise FormError(f"{form.name}: each binding must be (name expr)", getattr(item, "span", None) or form.span)
+            raise FormError(
+                f"{form.name}: each binding must be (name expr)", getattr(item, "span", None) or form.span
+            )
         pairs.append((item.head.name, item.arguments[0].value))
     return pairs, args[1:]
 

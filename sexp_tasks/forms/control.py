@@ -56,7 +56,9 @@ def compile_cond(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Com
     for index, clause in enumerate(arguments):
         parts = elements(clause)
         if not parts or (isinstance(clause, ListNode) and not clause.items):
-            raise FormError("cond: each clause must be (test expr...) or (else expr...)", clause.span or form.span)
+            raise FormError(
+                "cond: each clause must be (test expr...) or (else expr...)", clause.span or form.span
+            )
         head, body = parts[0], parts[1:]
         if isinstance(head, Symbol) and head.name == "else":
             if index != len(arguments) - 1:

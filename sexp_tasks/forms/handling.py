@@ -47,4 +47,6 @@ def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
 
 @special_form("catch")
 def compile_catch(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
-    raise FormError("catch: only allowed as the last clause of (try body... (catch err handler...))", form.span)
+    raise FormError(
+        "catch: only allowed as the last clause of (try body... (catch err handler...))", form.span
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..codegen import constant
 from ..errors import FormError, TypeError_
@@ -30,19 +30,19 @@ def compile_stray_unquote(form: FunctionCallNode, scope: Scope | None, tail: boo
     raise FormError(f"{form.name}: only allowed inside a quasiquote (`)", form.span)
 
 
-def _is(node: Node, name: str) -> bool:
+def _is(node: Node, name: str) -> TypeGuard[FunctionCallNode]:
     return isinstance(node, FunctionCallNode) and node.name == name and len(node.arguments) == 1
 
 
 def _template(node: Node, depth: int, scope: Scope | None, c: Compiler) -> Code:
     """Code building the value of a template at quasiquote nesting `depth`."""
     if _is(node, "unquote"):
-        inner = node.args[0]  # type: ignore[union-attr]
+        inner = node.args[0]
         if depth == 1:
             return c.compile(inner, scope)
         return _wrap("unquote", _template(inner, depth - 1, scope, c))
     if _is(node, "quasiquote"):
-        return _wrap("quasiquote", _template(node.args[0], depth + 1, scope, c))  # type: ignore[union-attr]
+        return _wrap("quasiquote", _template(node.args[0], depth + 1, scope, c))
     if isinstance(node, (FunctionCallNode, ListNode)):
         items = (node.head, *node.args) if isinstance(node, FunctionCallNode) else node.items
         return _list_template(list(items), depth, scope, c)
@@ -62,9 +62,10 @@ def _list_template(items: list[Node], depth: int, scope: Scope | None, c: Compil
     parts: list[tuple[bool, Code, Node]] = []
     for item in items:
         if depth == 1 and _is(item, "unquote-splicing"):
-            parts.append((True, c.compile(item.args[0], scope), item))  # type: ignore[union-attr]
+            parts.append((True, c.compile(item.args[0], scope), item))
         elif _is(item, "unquote-splicing"):
-            parts.append((False, _wrap("unquote-splicing", _template(item.args[0], depth - 1, scope, c)), item))  # type: ignore[union-attr]
+            inner = _template(item.args[0], depth - 1, scope, c)
+            parts.append((False, _wrap("unquote-splicing", inner), item))
         else:
             parts.append((False, _template(item, depth, scope, c), item))
 

@@ -127,7 +127,9 @@ def _compare(name: str, args: tuple[Any, ...], holds: Any) -> bool:
             if not holds(a, b):
                 return False
         except TypeError:
-            raise TypeError_(f"{name}: cannot compare {to_repr(a)} ({type_name(a)}) with {to_repr(b)} ({type_name(b)})") from None
+            raise TypeError_(
+                f"{name}: cannot compare {to_repr(a)} ({type_name(a)}) with {to_repr(b)} ({type_name(b)})"
+            ) from None
     return True
 
 

@@ -19,7 +19,13 @@ def _as_dict(name: str, value: Any) -> dict[str, Any]:
 
 
 def _field_name(value: Any) -> str:
-    return value.name if isinstance(value, (Symbol, Keyword)) else value if isinstance(value, str) else to_repr(value)
+    return (
+        value.name
+        if isinstance(value, (Symbol, Keyword))
+        else value
+        if isinstance(value, str)
+        else to_repr(value)
+    )
 
 
 @primitive("dict")

@@ -98,7 +98,9 @@ def string_downcase(text: Any) -> str:
 @primitive("string-replace")
 def string_replace(text: Any, old: Any, new: Any) -> str:
     """text with every occurrence of old replaced by new."""
-    return as_string("string-replace", text).replace(as_string("string-replace", old), as_string("string-replace", new))
+    return as_string("string-replace", text).replace(
+        as_string("string-replace", old), as_string("string-replace", new)
+    )
 
 
 @primitive("substring")
@@ -125,13 +127,17 @@ def format_(template: Any, *args: Any) -> str:
         if token == "}}":
             return "}"
         if match.group(1) is None:
-            raise ValueError_(f"format: unmatched '{token}' at offset {match.start()} (write '{token}{token}' for a brace)")
+            raise ValueError_(
+                f"format: unmatched '{token}' at offset {match.start()} (write '{token}{token}' for a brace)"
+            )
         if match.group(1):
             index = int(match.group(1))
         else:
             index, position = position, position + 1
         if index >= len(args):
-            raise ValueError_(f"format: field {{{match.group(1)}}} needs argument {index + 1}, but {len(args)} given")
+            raise ValueError_(
+                f"format: field {{{match.group(1)}}} needs argument {index + 1}, but {len(args)} given"
+            )
         return display(args[index])
 
     return _FORMAT_FIELD.sub(field, template)

@@ -20,7 +20,9 @@ def json_parse(text: Any) -> Any:
     try:
         return json.loads(as_string("json-parse", text))
     except json.JSONDecodeError as err:
-        raise ValueError_(f"json-parse: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}") from None
+        raise ValueError_(
+            f"json-parse: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}"
+        ) from None
 
 
 @primitive("json-dump")

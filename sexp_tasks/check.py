@@ -1,0 +1,202 @@
+"""`sexp check`: find malformed forms, wrong argument counts and unknown procedures without running.
+
+Compiling a form checks every special form's shape (the compiler refuses malformed ones), so
+the checker compiles each top-level form, then walks the tree to compare each call's argument
+count with the procedure it names: a primitive, a prelude procedure, or a procedure the file
+itself defines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .calls import expected_count
+from .codegen import local_definitions
+from .errors import ArityError, FormError, NameError_, SexpError
+from .forms import SPECIAL_FORMS
+from .lambda_list import ParsedParams, parse_params
+from .nodes import FunctionCallNode, Keyword, ListNode, Node, Symbol, elements
+from .runtime import Runtime
+from .values import Closure, Primitive
+
+
+@dataclass
+class Signature:
+    """What a call must look like: required, optional, rest and keyword parameters."""
+
+    name: str
+    required: int
+    optional: int = 0
+    rest: bool = False
+    keys: bool = False
+
+    @classmethod
+    def of_params(cls, name: str, params: ParsedParams) -> Signature:
+        return cls(
+            name, len(params.required), len(params.optional), params.rest is not None, bool(params.keys)
+        )
+
+    def problem(self, arguments: Sequence[Node]) -> str | None:
+        """Why a call with these argument nodes cannot succeed, or None."""
+        count = len(arguments)
+        if self.keys:
+            count = next((i for i, a in enumerate(arguments) if isinstance(a, Keyword)), count)
+        high = None if self.rest else self.required + self.optional
+        if count < self.required or (high is not None and count > high):
+            return f"{self.name}: {expected_count(self.required, high)}, got {count}"
+        return None
+
+
+@dataclass
+class Checker:
+    """Walks a program with the names in scope, collecting problems."""
+
+    known: dict[str, Signature | None]  # global names; None when the arity is unknown
+    check_unknown: bool
+    problems: list[SexpError] = field(default_factory=list)
+
+    def walk(self, nodes: Iterable[Node], local: frozenset[str]) -> None:
+        for node in nodes:
+            self.expression(node, local)
+
+    def expression(self, node: Node, local: frozenset[str]) -> None:
+        if isinstance(node, FunctionCallNode):
+            self.call(node, local)
+        elif isinstance(node, ListNode):
+            self.walk(node.items, local)
+
+    def call(self, node: FunctionCallNode, local: frozenset[str]) -> None:
+        name = node.name
+        args = node.args
+        if name in SPECIAL_FORMS:
+            self.special(node, local)
+            return
+        self.walk(args, local)
+        if name in local:
+            return
+        if name not in self.known:
+            if self.check_unknown:
+                self.problems.append(
+                    NameError_(f"unknown procedure '{name}'{self._suggest(name, local)}", node.span)
+                )
+            return
+        signature = self.known[name]
+        problem = signature.problem(args) if signature is not None else None
+        if problem:
+            self.problems.append(ArityError(problem, node.span))
+
+    def special(self, node: FunctionCallNode, local: frozenset[str]) -> None:
+        name, args = node.name, node.args
+        if name in ("quote", "quasiquote"):
+            return
+        if name in ("lambda", "fn") and args:
+            self.function(args[0], args[1:], local, name)
+        elif name == "define" and args and isinstance(args[0], FunctionCallNode):
+            self.function(ListNode(args[0].args, args[0].span), args[1:], local, "define")
+        elif name in ("let", "let*") and args:
+            bindings = elements(args[0]) or ()
+            names = [b.head.name for b in bindings if isinstance(b, FunctionCallNode)]
+            for binding in bindings:
+                if isinstance(binding, FunctionCallNode):
+                    self.walk(binding.args, local)
+            body = args[1:]
+            self.walk(body, local | set(names) | set(local_definitions(body)))
+        elif name == "cond":
+            for clause in args:
+                parts = elements(clause) or ()
+                keep = (
+                    parts[1:] if parts and isinstance(parts[0], Symbol) and parts[0].name == "else" else parts
+                )
+                self.walk(keep, local)
+        elif name == "try" and args:
+            self.walk(args[:-1], local)
+            clause = args[-1]
+            if isinstance(clause, FunctionCallNode) and clause.args and isinstance(clause.args[0], Symbol):
+                self.walk(clause.args[1:], local | {clause.args[0].name})
+        elif name in ("define", "bind", "set!"):
+            self.walk(args[1:], local)
+        else:
+            self.walk(args, local)
+
+    def function(self, params_node: Node, body: Sequence[Node], local: frozenset[str], form: str) -> None:
+        try:
+            params = parse_params(params_node, form, params_node.span)  # type: ignore[union-attr]
+        except FormError:
+            return  # the compiler reports it
+        defaults = [d for _, d in [*params.optional, *params.keys] if d is not None]
+        inner = local | set(params.names) | set(local_definitions(body))
+        self.walk(defaults, inner)
+        self.walk(body, inner)
+
+    def _suggest(self, name: str, local: frozenset[str]) -> str:
+        import difflib
+
+        close = difflib.get_close_matches(name, sorted(set(self.known) | local | set(SPECIAL_FORMS)), n=3)
+        return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?" if close else ""
+
+
+def global_signatures(runtime: Runtime) -> dict[str, Signature | None]:
+    """Signatures of every global the runtime defines (primitives and prelude)."""
+    known: dict[str, Signature | None] = {}
+    for name, value in runtime.globals.values.items():
+        if isinstance(value, Primitive):
+            optional = None if value.max_args is None else value.max_args - value.min_args
+            known[name] = Signature(name, value.min_args, optional or 0, value.max_args is None)
+        elif isinstance(value, Closure):
+            known[name] = Signature.of_params(name, value.lambda_list.params)
+        else:
+            known[name] = None
+    return known
+
+
+def file_definitions(forms: Sequence[Node]) -> dict[str, Signature | None]:
+    """Names the program defines at top level, with signatures for procedures."""
+    defined: dict[str, Signature | None] = {}
+    for form in forms:
+        if not (isinstance(form, FunctionCallNode) and form.name in ("define", "bind") and form.args):
+            continue
+        target, rest = form.args[0], form.args[1:]
+        try:
+            if isinstance(target, FunctionCallNode):
+                params = parse_params(ListNode(target.args, target.span), "define", form.span)
+                defined[target.name] = Signature.of_params(target.name, params)
+            elif isinstance(target, Symbol):
+                value = rest[0] if rest else None
+                if isinstance(value, FunctionCallNode) and value.name in ("lambda", "fn") and value.args:
+                    params = parse_params(value.args[0], value.name, value.span)
+                    defined[target.name] = Signature.of_params(target.name, params)
+                else:
+                    defined[target.name] = None
+        except FormError:
+            defined[getattr(target, "name", "?")] = None
+    return defined
+
+
+def check_forms(forms: Sequence[Node], runtime: Runtime) -> list[SexpError]:
+    """Every problem found in a program's forms, in source order."""
+    problems: list[SexpError] = []
+    for form in forms:
+        try:
+            runtime.compiler.compile(form, None)
+        except SexpError as err:
+            problems.append(err)
+    known = {**global_signatures(runtime), **file_definitions(forms)}
+    calls_load = any(isinstance(f, FunctionCallNode) and f.name == "load" for f in _all_calls(forms))
+    checker = Checker(known, check_unknown=not calls_load)
+    checker.walk(forms, frozenset())
+    reported = {(p.span, p.message) for p in problems}
+    problems += [p for p in checker.problems if (p.span, p.message) not in reported]
+    problems.sort(key=lambda p: (p.span.line, p.span.column) if p.span else (0, 0))
+    return problems
+
+
+def _all_calls(forms: Sequence[Node]) -> Iterable[FunctionCallNode]:
+    stack = list(forms)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, FunctionCallNode):
+            yield node
+            stack.extend(node.args)
+        elif isinstance(node, ListNode):
+            stack.extend(node.items)

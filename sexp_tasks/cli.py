@@ -1,0 +1,246 @@
+"""The `sexp` command: parse arguments, build a Runtime, report results and errors.
+
+Exit statuses: 0 success, 1 the program raised (or failed a check), 2 usage or syntax error,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import __version__
+from .config import Settings, load_dotenv, load_settings
+from .deepstack import run_with_deep_stack
+from .diagnostics import format_error
+from .errors import ReadError, SexpError, UsageError
+from .printer import to_json, to_repr
+from .values import Value
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors say `error:` once and exit 2 without a traceback."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    parser = _Parser(prog="sexp", description="A small Lisp for LLM workflows.")
+    parser.add_argument("--version", action="version", version=f"sexp {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run a .sexp program")
+    run.add_argument("file", help="the program")
+    _program_options(run)
+
+    evaluate = commands.add_parser("eval", help="evaluate an expression and print its value")
+    evaluate.add_argument("expression")
+    _program_options(evaluate)
+
+    check = commands.add_parser("check", help="check programs without running them")
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    return parser
+
+
+def _program_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="bind a global (value read as a literal when it is one)",
+    )
+    parser.add_argument(
+        "--set-str", action="append", default=[], metavar="NAME=VALUE", help="bind a global to a string"
+    )
+    parser.add_argument("--json", action="store_true", help="print the value as JSON")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the JSON value and errors")
+    parser.add_argument("--model", help="the model for tasks that name none")
+    parser.add_argument(
+        "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
+    )
+    parser.add_argument("--mock-responses", metavar="FILE", help="replies for mock/ models")
+    parser.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
+    parser.add_argument("--workspace", metavar="DIR", help="the directory files are confined to")
+    parser.add_argument(
+        "--max-cost", type=float, metavar="USD", help="stop model calls once this much is spent"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks for errors"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        build_parser().print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return _dispatch(args)
+    except UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    cwd = Path.cwd()
+    load_dotenv(cwd)
+    if args.command == "check":
+        return _guarded(args, lambda: _check(args.files, load_settings(cwd, {})))
+    settings = load_settings(cwd, _overrides(args))
+    for warning in settings.warnings:
+        if not settings.quiet:
+            print(f"warning: {warning}", file=sys.stderr)
+    if args.command == "run":
+        path = Path(args.file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise UsageError(f"cannot read '{args.file}': {getattr(err, 'strerror', None) or err}") from None
+        return _guarded(args, lambda: _run(args, settings, text, str(path), print_nil=False))
+    return _guarded(args, lambda: _run(args, settings, args.expression, "<eval>", print_nil=True))
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "model": args.model,
+        "templates": tuple(args.templates) or None,
+        "mock_responses": args.mock_responses,
+        "store": args.store,
+        "workspace": args.workspace,
+        "max_cost_usd": args.max_cost,
+        "quiet": args.quiet or None,
+    }
+
+
+def _guarded(args: argparse.Namespace, action: Callable[[], int]) -> int:
+    """Run action on a deep stack; turn every error into a message and an exit status."""
+    debug = getattr(args, "debug", False)
+    try:
+        return run_with_deep_stack(action)
+    except SexpError as err:
+        if debug:
+            traceback.print_exception(err, file=sys.stderr)
+        print(format_error(err), file=sys.stderr)
+        return EXIT_USAGE if isinstance(err, ReadError) else EXIT_ERROR
+    except (UsageError, KeyboardInterrupt):
+        raise
+    except RecursionError:
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        print("error: nesting too deep to evaluate", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug in sexp itself, not the user's mistake
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        else:
+            print(
+                f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr
+            )
+        return EXIT_ERROR
+
+
+def _run(args: argparse.Namespace, settings: Settings, text: str, origin: str, print_nil: bool) -> int:
+    from .runtime import Runtime  # the runtime imports the reader (lark); keep --help fast
+
+    runtime = Runtime(settings)
+    for name, value in _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False):
+        runtime.define(name, value)
+    value = runtime.run_source(text, origin)
+    _report(value, args.json, settings.quiet, print_nil, sys.stdout)
+    failed = getattr(value, "failed_summary", None)
+    if failed is not None:
+        print(failed(), file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _report(value: Value, as_json: bool, quiet: bool, print_nil: bool, out: TextIO) -> None:
+    if as_json:
+        out.write(to_json(value) + "\n")
+    elif not quiet and (value is not None or print_nil):
+        out.write(to_repr(value) + "\n")
+    out.flush()
+
+
+def _bindings(assignments: list[str], literal: bool) -> list[tuple[str, Value]]:
+    """NAME=VALUE pairs from --set (read as a literal when it is one) or --set-str."""
+    pairs = []
+    for assignment in assignments:
+        name, equals, raw = assignment.partition("=")
+        if not equals or not name.strip():
+            flag = "--set" if literal else "--set-str"
+            raise UsageError(f"{flag} expects NAME=VALUE, got '{assignment}'")
+        pairs.append((name.strip(), literal_value(raw) if literal else raw))
+    return pairs
+
+
+def literal_value(raw: str) -> Value:
+    """The value of raw when it reads as one literal (number, string, boolean, nil, quoted datum)."""
+    from .nodes import FunctionCallNode, Literal
+    from .quoting import datum
+    from .reader import read
+
+    try:
+        forms = read(raw, "--set")
+    except ReadError:
+        return raw
+    if len(forms) == 1:
+        form = forms[0]
+        if isinstance(form, Literal):
+            return form.value
+        if isinstance(form, FunctionCallNode) and form.name == "quote" and len(form.arguments) == 1:
+            return datum(form.args[0])
+    return raw
+
+
+def _check(files: list[str], settings: Settings) -> int:
+    from .check import check_forms
+    from .reader import read
+    from .runtime import Runtime
+
+    status = EXIT_OK
+    for name in files:
+        try:
+            text = Path(name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            print(f"error: cannot read '{name}': {getattr(err, 'strerror', None) or err}", file=sys.stderr)
+            status = max(status, EXIT_USAGE)
+            continue
+        try:
+            forms = read(text, name)
+        except ReadError as err:
+            print(format_error(err), file=sys.stderr)
+            status = max(status, EXIT_USAGE)
+            continue
+        problems = check_forms(forms, Runtime(settings))
+        for problem in problems:
+            print(format_error(problem), file=sys.stderr)
+        if problems:
+            status = max(status, EXIT_ERROR)
+        else:
+            print(f"{name}: ok")
+    return status
+
+
+def entry_point() -> None:
+    """The console script: exit with main's status."""
+    status = main()
+    sys.stdout.flush()
+    os._exit(status) if status == EXIT_INTERRUPTED else sys.exit(status)
