@@ -8,7 +8,6 @@ compiler resolves every local name to (depth, slot) once, so running code never 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 
 from .errors import NameError_
@@ -44,6 +43,8 @@ class GlobalEnvironment:
 
     def suggestion(self, name: str, scope: Scope | None) -> str:
         """'; did you mean ...?' naming close names in scope, or ''."""
+        import difflib  # only on the error path
+
         candidates = set(self.values) | set(self.reserved)
         while scope is not None:
             candidates.update(scope.slots)

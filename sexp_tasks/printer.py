@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -78,4 +77,6 @@ def to_json_value(value: Value) -> Any:
 
 def to_json(value: Value, indent: int | None = None) -> str:
     """JSON text for a value."""
+    import json  # not needed by programs that never write JSON
+
     return json.dumps(to_json_value(value), ensure_ascii=False, indent=indent)
