@@ -35,7 +35,7 @@ def invoke(closure: Closure, args: list[Value], depth: int) -> Value:
 def run_tail_calls(call: TailCall, depth: int) -> Value:
     """The trampoline: make tail calls one after another, all at the depth of the first."""
     while True:
-        closure, args = call.closure, call.args
+        closure, args, span = call
         lambda_list = closure.lambda_list
         if len(args) == lambda_list.count:
             frame = [closure.env, depth, *args, *lambda_list.padding]
@@ -43,7 +43,7 @@ def run_tail_calls(call: TailCall, depth: int) -> Value:
             try:
                 frame = lambda_list.bind(closure, args, depth)
             except SexpError as err:
-                raise err.at(call.span)
+                raise err.at(span)
         result = closure.body(frame)
         if type(result) is not TailCall:
             return result

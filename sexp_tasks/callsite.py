@@ -1,18 +1,21 @@
-"""Call sites, generated once per shape.
+"""Call sites and conditionals, generated as Python source once per shape.
 
 Calls are the evaluator's hot path. A call site is specialised on the shape of its operator
-and operands — a constant, a frame slot, a global name, or any other compiled expression —
-and on whether it is in tail position. For each shape the Python source of a small factory is
-generated once and cached; each call site is then a closure that reads its operands inline,
-with no Python call per operand. When the operator is a global whose value at compile time is
-one of the arithmetic primitives, the site also carries an inline integer fast path, guarded
-by an identity check so that rebinding `+` keeps its meaning.
+and operands — a constant, a frame slot, a global name, an integer operation, or any other
+compiled expression — and on whether it is in tail position. The Python source of a small
+factory is generated per shape and cached; each site is then a closure that reads its
+operands inline, with no Python call per operand.
+
+Arithmetic and comparisons on integers are inlined too: when an operator is a global whose
+value at compile time is one of the arithmetic primitives, the generated code tests that the
+global is still that primitive (so rebinding `+` keeps its meaning) and that both values are
+ints, and only then computes in place; anything else goes through the full call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .calls import apply_other, invoke, primitive_failure, run_tail_calls
@@ -21,20 +24,106 @@ from .source import Span
 from .values import Closure, Code, Primitive, TailCall, Value
 
 INLINE_BINARY = {"+": "+", "-": "-", "*": "*", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "=": "=="}
+Missing = Callable[[str, Span | None], Value]
 
 
 @dataclass(frozen=True, slots=True)
 class Operand:
-    """How a call site gets one value: kind is const, slot, global or code."""
+    """How generated code gets one value.
+
+    kind: const (value), slot (depth, slot), global (value is the name), code (value is the
+    compiled expression), or int_op: an inlinable binary operation whose operator `value` names
+    the global, `primitive` is that global's value at compile time, `parts` its two operands
+    (const or slot) and `fallback` the full call site.
+    """
 
     kind: str
-    value: Any = None  # the constant, the global's name, or the compiled code
-    depth: int = 0  # for slots: frames up the chain (0..2)
+    value: Any = None
+    depth: int = 0
     slot: int = 0
+    primitive: Primitive | None = None
+    parts: tuple[Operand, ...] = ()
+    fallback: Code | None = None
 
 
-Factory = Callable[..., Code]
-_FACTORIES: dict[tuple[Any, ...], Factory] = {}
+def inline_primitive(name: str, table: dict[str, Value]) -> Primitive | None:
+    """The primitive a global operator names now, when calls to it can be inlined."""
+    if name not in INLINE_BINARY:
+        return None
+    current = table.get(name)
+    return current if type(current) is Primitive and current.name == name else None
+
+
+def can_inline(operand: Operand) -> bool:
+    """Whether an operand is cheap and pure enough to read inside an inlined operation."""
+    return operand.kind in ("const", "slot")
+
+
+@dataclass
+class _Source:
+    """Generated lines plus the values their parameters stand for, collected in order."""
+
+    lines: list[str] = field(default_factory=list)
+    values: list[Any] = field(default_factory=list)
+
+    def param(self, value: Any) -> str:
+        self.values.append(value)
+        return f"v{len(self.values) - 1}"
+
+    def fetch(self, target: str, operand: Operand, indent: str = "") -> None:
+        """Lines that put operand's value in `target`."""
+        add = self.lines.append
+        kind = operand.kind
+        if kind == "const":
+            add(f"{indent}{target} = {self.param(operand.value)}")
+        elif kind == "slot":
+            add(f"{indent}{target} = env{'[0]' * operand.depth}[{self.param(operand.slot)}]")
+        elif kind == "global":
+            name = self.param(operand.value)
+            add(f"{indent}try:")
+            add(f"{indent}    {target} = table[{name}]")
+            add(f"{indent}except KeyError:")
+            add(f"{indent}    {target} = missing({name}, span)")
+        elif kind == "code":
+            add(f"{indent}{target} = {self.param(operand.value)}(env)")
+        else:
+            self._fetch_int_op(target, operand, indent)
+
+    def _fetch_int_op(self, target: str, operand: Operand, indent: str) -> None:
+        add = self.lines.append
+        name, primitive = self.param(operand.value), self.param(operand.primitive)
+        left, right = operand.parts
+        add(f"{indent}try:")
+        add(f"{indent}    {target}_f = table[{name}]")
+        add(f"{indent}except KeyError:")
+        add(f"{indent}    {target}_f = None")
+        self.fetch(f"{target}_l", left, indent)
+        self.fetch(f"{target}_r", right, indent)
+        add(f"{indent}if {target}_f is {primitive} and type({target}_l) is int and type({target}_r) is int:")
+        add(f"{indent}    {target} = {target}_l {INLINE_BINARY[operand.value]} {target}_r")
+        add(f"{indent}else:")
+        add(f"{indent}    {target} = {self.param(operand.fallback)}(env)")
+
+    def factory(self, label: str) -> Callable[..., Code]:
+        """Compile (or reuse) the factory for these lines."""
+        params = ", ".join(f"v{i}" for i in range(len(self.values)))
+        source = "\n".join(
+            [
+                f"def factory(span, missing, table, {params}):",
+                "    def code(env):",
+                *("        " + line for line in self.lines),
+                "    return code",
+            ]
+        )
+        made = _FACTORIES.get(source)
+        if made is None:
+            namespace = dict(_NAMESPACE)
+            exec(compile(source, f"<{label}>", "exec"), namespace)
+            made = _FACTORIES[source] = namespace["factory"]
+        return made
+
+
+_FACTORIES: dict[str, Callable[..., Code]] = {}
 
 
 def make_call(
@@ -42,111 +131,79 @@ def make_call(
     operands: list[Operand],
     span: Span | None,
     tail: bool,
-    missing: Callable[[str, Span | None], Value],
+    missing: Missing,
     table: dict[str, Value],
 ) -> Code:
-    """A compiled call: operator first, then operands left to right, then dispatch."""
-    inline = None
-    if operator.kind == "global" and len(operands) == 2 and operator.value in INLINE_BINARY:
-        current = table.get(operator.value)
-        if type(current) is Primitive and current.name == operator.value:
-            inline = current
-    key = (
-        _shape(operator),
-        tuple(_shape(o) for o in operands),
-        tail,
-        INLINE_BINARY[operator.value] if inline is not None else None,
-    )
-    factory = _FACTORIES.get(key)
-    if factory is None:
-        factory = _FACTORIES[key] = _build_factory(key)
-    values = [_payload(operator), *(_payload(o) for o in operands)]
-    return factory(span, missing, table, inline, *values)
-
-
-def _shape(operand: Operand) -> tuple[str, int]:
-    return (operand.kind, operand.depth if operand.kind == "slot" else 0)
-
-
-def _payload(operand: Operand) -> Any:
-    return operand.slot if operand.kind == "slot" else operand.value
-
-
-def _fetch(target: str, shape: tuple[str, int], param: str) -> list[str]:
-    """Source lines that put one operand's value in `target`."""
-    kind, depth = shape
-    if kind == "const":
-        return [f"{target} = {param}"]
-    if kind == "slot":
-        return [f"{target} = env{'[0]' * depth}[{param}]"]
-    if kind == "global":
-        return [
-            "try:",
-            f"    {target} = table[{param}]",
-            "except KeyError:",
-            f"    {target} = missing({param}, span)",
-        ]
-    return [f"{target} = {param}(env)"]
-
-
-def _build_factory(key: tuple[Any, ...]) -> Factory:
-    operator_shape, operand_shapes, tail, inline_op = key
-    params = ["p_op", *(f"p{i}" for i in range(len(operand_shapes)))]
-    args = ", ".join(f"a{i}" for i in range(len(operand_shapes)))
-    body: list[str] = _fetch("fn", operator_shape, "p_op")
-    for i, shape in enumerate(operand_shapes):
-        body += _fetch(f"a{i}", shape, f"p{i}")
-    if inline_op is not None:
-        body += ["if fn is inline and type(a0) is int and type(a1) is int:", f"    return a0 {inline_op} a1"]
-    body += ["if type(fn) is Closure:"]
+    """A compiled call: operator first, then operands left to right, then dispatch on the callee."""
+    src = _Source()
+    src.fetch("fn", operator)
+    for i, operand in enumerate(operands):
+        src.fetch(f"a{i}", operand)
+    args = ", ".join(f"a{i}" for i in range(len(operands)))
+    add = src.lines.append
+    primitive = inline_primitive(operator.value, table) if operator.kind == "global" else None
+    if primitive is not None and len(operands) == 2:
+        add(f"if fn is {src.param(primitive)} and type(a0) is int and type(a1) is int:")
+        add(f"    return a0 {INLINE_BINARY[operator.value]} a1")
+    add("if type(fn) is Closure:")
     if tail:
-        body += [f"    return TailCall(fn, [{args}], span)"]
+        add(f"    return TailCall((fn, [{args}], span))")
     else:
         # invoke() inlined for the common case: every parameter required, right argument count.
-        frame = ", ".join(["fn.env", "depth", *(f"a{i}" for i in range(len(operand_shapes))), "*ll.padding"])
-        body += [
-            "    ll = fn.lambda_list",
-            "    depth = env[1] + 1",
-            f"    if ll.count == {len(operand_shapes)} and depth <= ll.limit:",
-            "        try:",
-            f"            result = fn.body([{frame}])",
-            "            if type(result) is TailCall:",
-            "                return run_tail_calls(result, depth)",
-            "            return result",
-            "        except SexpError as err:",
-            "            raise err.at(span)",
-            "    try:",
-            f"        return invoke(fn, [{args}], depth)",
-            "    except SexpError as err:",
-            "        raise err.at(span)",
-        ]
-    body += [
-        "if type(fn) is Primitive:",
-        "    try:",
-        f"        return fn.fn({args})",
-        "    except SexpError as err:",
-        "        raise err.at(span)",
-        "    except Exception as exc:",
-        f"        raise primitive_failure(fn, [{args}], exc, span) from exc",
-        f"return apply_other(fn, [{args}], span, env[1])",
-    ]
-    source = "\n".join(
-        [
-            f"def factory(span, missing, table, inline, {', '.join(params)}):",
-            "    def call(env):",
-            *("        " + line for line in body),
-            "    return call",
-        ]
-    )
-    namespace: dict[str, Any] = {
-        "Closure": Closure,
-        "Primitive": Primitive,
-        "TailCall": TailCall,
-        "SexpError": SexpError,
-        "invoke": invoke,
-        "run_tail_calls": run_tail_calls,
-        "apply_other": apply_other,
-        "primitive_failure": primitive_failure,
-    }
-    exec(compile(source, f"<call site {key}>", "exec"), namespace)
-    return namespace["factory"]  # type: ignore[no-any-return]
+        add("    ll = fn.lambda_list")
+        add("    depth = env[1] + 1")
+        add(f"    if ll.count == {len(operands)} and depth <= ll.limit:")
+        add("        try:")
+        add(f"            result = fn.body([fn.env, depth, {args}{', ' if args else ''}*ll.padding])")
+        add("            if type(result) is TailCall:")
+        add("                return run_tail_calls(result, depth)")
+        add("            return result")
+        add("        except SexpError as err:")
+        add("            raise err.at(span)")
+        add("    try:")
+        add(f"        return invoke(fn, [{args}], depth)")
+        add("    except SexpError as err:")
+        add("        raise err.at(span)")
+    add("if type(fn) is Primitive:")
+    add("    try:")
+    add(f"        return fn.fn({args})")
+    add("    except SexpError as err:")
+    add("        raise err.at(span)")
+    add("    except Exception as exc:")
+    add(f"        raise primitive_failure(fn, [{args}], exc, span) from exc")
+    add(f"return apply_other(fn, [{args}], span, env[1])")
+    return src.factory("call site")(span, missing, table, *src.values)
+
+
+def make_if(
+    test: Operand,
+    then: Operand,
+    otherwise: Operand | None,
+    span: Span | None,
+    missing: Missing,
+    table: dict[str, Value],
+) -> Code:
+    """A compiled `if` whose test and branches are read inline when they are simple."""
+    src = _Source()
+    src.fetch("t", test)
+    src.lines.append("if t:")
+    src.fetch("r", then, "    ")
+    src.lines.append("    return r")
+    if otherwise is None:
+        src.lines.append("return None")
+    else:
+        src.fetch("r", otherwise)
+        src.lines.append("return r")
+    return src.factory("if")(span, missing, table, *src.values)
+
+
+_NAMESPACE: dict[str, Any] = {
+    "Closure": Closure,
+    "Primitive": Primitive,
+    "TailCall": TailCall,
+    "SexpError": SexpError,
+    "invoke": invoke,
+    "run_tail_calls": run_tail_calls,
+    "apply_other": apply_other,
+    "primitive_failure": primitive_failure,
+}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .callsite import Operand, make_call
+from .callsite import Operand, can_inline, inline_primitive, make_call, make_if
 from .codegen import checked_reference, constant, frame_at, sequence
 from .environment import GlobalEnvironment, Scope
 from .errors import SexpError
@@ -75,7 +75,57 @@ class Compiler:
             depth, slot, maybe_unbound = found
             if depth <= 2 and not maybe_unbound:
                 return Operand("slot", None, depth, slot)
+        if kind is FunctionCallNode:
+            inlined = self._int_operation(node, scope)  # type: ignore[arg-type]
+            if inlined is not None:
+                return inlined
         return Operand("code", self.compile(node, scope))
+
+    def _int_operation(self, node: FunctionCallNode, scope: Scope | None) -> Operand | None:
+        """An operand computing (op x y) in place for ints, when op is an arithmetic global."""
+        name = node.head.name
+        if len(node.arguments) != 2 or name in SPECIAL_FORMS:
+            return None
+        if scope is not None and scope.resolve(name) is not None:
+            return None
+        primitive = inline_primitive(name, self.globals.values)
+        if primitive is None:
+            return None
+        parts = tuple(self.compile_operand(a.value, scope) for a in node.arguments)
+        if not all(can_inline(p) for p in parts):
+            return None
+        fallback = self.compile_call(node, scope, tail=False)
+        return Operand("int_op", name, primitive=primitive, parts=parts, fallback=fallback)
+
+    def compile_if(
+        self,
+        test: Node,
+        then: Node,
+        otherwise: Node | None,
+        scope: Scope | None,
+        tail: bool,
+        span: Span | None,
+    ) -> Code:
+        """An if whose test and branches are read inline when they are simple."""
+        globals_ = self.globals
+
+        def missing(name: str, at: Span | None) -> Value:
+            return globals_.missing(name, at, scope)
+
+        return make_if(
+            self.compile_operand(test, scope),
+            self._branch(then, scope, tail),
+            None if otherwise is None else self._branch(otherwise, scope, tail),
+            span,
+            missing,
+            globals_.values,
+        )
+
+    def _branch(self, node: Node, scope: Scope | None, tail: bool) -> Operand:
+        operand = self.compile_operand(node, scope)
+        if operand.kind in ("code", "int_op") and tail:
+            return Operand("code", self.compile(node, scope, tail))
+        return operand
 
     def _call(
         self, operator: Operand, operands: list[Operand], span: Span | None, scope: Scope | None, tail: bool

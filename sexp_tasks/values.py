@@ -94,15 +94,12 @@ class Closure(Procedure):
         return f"#<procedure {self.name}>"
 
 
-class TailCall:
-    """What a call in tail position returns: the trampoline in calls.invoke makes the call."""
+class TailCall(tuple[Closure, list[Value], "Span | None"]):
+    """What a call in tail position returns, `TailCall((closure, args, span))`; the caller's
+    trampoline (calls.run_tail_calls) makes the call. A tuple because one is made per tail call
+    and tuple construction runs in C."""
 
-    __slots__ = ("closure", "args", "span")
-
-    def __init__(self, closure: Closure, args: list[Value], span: Span | None) -> None:
-        self.closure = closure
-        self.args = args
-        self.span = span
+    __slots__ = ()
 
 
 def truthy(value: Value) -> bool:

@@ -27,13 +27,10 @@ def compile_quote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Co
 @special_form("if")
 def compile_if(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
-        case [test_node, then_node]:
-            test, then = c.compile(test_node, scope), c.compile(then_node, scope, tail)
-            return lambda env: then(env) if test(env) else None
-        case [test_node, then_node, else_node]:
-            test, then = c.compile(test_node, scope), c.compile(then_node, scope, tail)
-            otherwise = c.compile(else_node, scope, tail)
-            return lambda env: then(env) if test(env) else otherwise(env)
+        case [test, then]:
+            return c.compile_if(test, then, None, scope, tail, form.span)
+        case [test, then, otherwise]:
+            return c.compile_if(test, then, otherwise, scope, tail, form.span)
     raise FormError("if: expected (if test then [else])", form.span)
 
 

@@ -1,0 +1,46 @@
+"""The wheel carries grammar/ and stdlib/ inside the package, and works from there."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("hatchling")
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("sexp_tasks-*.whl")
+    return built
+
+
+def test_wheel_ships_grammar_and_stdlib(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "sexp_tasks/grammar/sexp.lark" in names
+    assert "sexp_tasks/stdlib/prelude.sexp" in names
+
+
+def test_installed_package_runs_from_its_own_data(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    result = subprocess.run(
+        [sys.executable, "-m", "sexp_tasks", "eval", "(take 2 (list 1 2 3))"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "(1 2)\n"
+    assert str(ROOT) not in result.stderr
