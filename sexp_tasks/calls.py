@@ -86,7 +86,11 @@ def apply_other(fn: Value, args: list[Value], span: Span | None, depth: int) -> 
             return fn.apply(args, depth)
         except SexpError as err:
             raise err.at(span)
-    raise TypeError_(f"{to_repr(fn)} is not a procedure (it is a {type_name(fn)})", span)
+    if fn is None:
+        raise TypeError_("nil is not a procedure", span)
+    kind = type_name(fn)
+    article = "an" if kind[0] in "aeiou" else "a"
+    raise TypeError_(f"{to_repr(fn)} is not a procedure (it is {article} {kind})", span)
 
 
 def primitive_failure(fn: Primitive, args: list[Value], exc: Exception, span: Span | None) -> SexpError:

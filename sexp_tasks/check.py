@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .calls import expected_count
-from .codegen import local_definitions
+from .codegen import SCOPE_FORMS, local_definitions
 from .errors import ArityError, FormError, NameError_, SexpError
 from .forms import SPECIAL_FORMS
 from .lambda_list import ParsedParams, parse_params
@@ -151,12 +151,16 @@ def global_signatures(runtime: Runtime) -> dict[str, Signature | None]:
 
 
 def file_definitions(forms: Sequence[Node]) -> dict[str, Signature | None]:
-    """Names the program defines at top level, with signatures for procedures."""
+    """Names the program defines globally, with signatures for procedures defined just once."""
     defined: dict[str, Signature | None] = {}
-    for form in forms:
-        if not (isinstance(form, FunctionCallNode) and form.name in ("define", "bind") and form.args):
-            continue
+    seen: set[str] = set()
+    for form in _global_definitions(forms):
         target, rest = form.args[0], form.args[1:]
+        name = getattr(target, "name", "?")
+        if name in seen:  # redefined: which definition a call meets depends on the run
+            defined[name] = None
+            continue
+        seen.add(name)
         try:
             if isinstance(target, FunctionCallNode):
                 params = parse_params(ListNode(target.args, target.span), "define", form.span)
@@ -171,6 +175,21 @@ def file_definitions(forms: Sequence[Node]) -> dict[str, Signature | None]:
         except FormError:
             defined[getattr(target, "name", "?")] = None
     return defined
+
+
+def _global_definitions(forms: Sequence[Node]) -> Iterable[FunctionCallNode]:
+    """Every define/bind that binds a global: at top level or inside forms that open no scope."""
+    stack = list(reversed(forms))
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, FunctionCallNode) or node.name in SCOPE_FORMS:
+            continue
+        if node.name in ("define", "bind") and node.args:
+            yield node
+            if isinstance(node.args[0], Symbol):
+                stack.extend(reversed(node.args[1:]))
+            continue
+        stack.extend(reversed(node.args))
 
 
 def check_forms(forms: Sequence[Node], runtime: Runtime) -> list[SexpError]:

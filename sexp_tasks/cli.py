@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
-    load_dotenv(cwd)
+    for warning in load_dotenv(cwd):
+        print(f"warning: {warning}", file=sys.stderr)
     if args.command == "check":
         return _guarded(args, lambda: _check(args.files, load_settings(cwd, {})))
     settings = load_settings(cwd, _overrides(args))
@@ -113,8 +114,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise UsageError(f"cannot read '{args.file}': {getattr(err, 'strerror', None) or err}") from None
-        return _guarded(args, lambda: _run(args, settings, text, str(path), print_nil=False))
-    return _guarded(args, lambda: _run(args, settings, args.expression, "<eval>", print_nil=True))
+        return _guarded(args, lambda: _run(args, settings, text, path, print_nil=False))
+    return _guarded(args, lambda: _run(args, settings, args.expression, None, print_nil=True))
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -156,13 +157,13 @@ def _guarded(args: argparse.Namespace, action: Callable[[], int]) -> int:
         return EXIT_ERROR
 
 
-def _run(args: argparse.Namespace, settings: Settings, text: str, origin: str, print_nil: bool) -> int:
+def _run(args: argparse.Namespace, settings: Settings, text: str, path: Path | None, print_nil: bool) -> int:
     from .runtime import Runtime  # the runtime imports the reader (lark); keep --help fast
 
     runtime = Runtime(settings)
     for name, value in _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False):
         runtime.define(name, value)
-    value = runtime.run_source(text, origin)
+    value = runtime.run_source(text, "<eval>") if path is None else runtime.run_file(path, text)
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
     failed = getattr(value, "failed_summary", None)
     if failed is not None:

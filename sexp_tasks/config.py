@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from .errors import UsageError
 
 DEFAULT_RECURSION_LIMIT = 10_000
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @dataclass(frozen=True)
@@ -55,20 +57,30 @@ _ENVIRONMENT = {
 }
 
 
-def load_dotenv(directory: Path) -> None:
-    """Read KEY=VALUE lines from directory/.env into the environment, never overriding it."""
+def load_dotenv(directory: Path) -> list[str]:
+    """Read KEY=VALUE lines from directory/.env into the environment, never overriding it.
+
+    Returns warnings for lines that cannot be environment variables; they are skipped.
+    """
     path = directory / ".env"
-    if not path.is_file():
-        return
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    warnings: list[str] = []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return warnings
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, value = line.removeprefix("export ").split("=", 1)
+            continue  # like other .env readers, ignore what is not an assignment
+        key, _, value = line.removeprefix("export ").partition("=")
         key, value = key.strip(), value.strip()
+        if not _ENV_NAME.match(key) or "\0" in value:
+            warnings.append(f".env:{number}: not a NAME=value line; skipped")
+            continue
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         os.environ.setdefault(key, value)
+    return warnings
 
 
 def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:

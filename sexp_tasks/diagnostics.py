@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .errors import SexpError
 
+_MAX_SHOWN = 160
+
 
 def format_error(err: SexpError) -> str:
     """Return `file:line:col: error: message`, then the source line and a caret when known."""
@@ -12,9 +14,15 @@ def format_error(err: SexpError) -> str:
     span = err.span
     lines = [f"{span}: error: {err.message}"]
     text = span.source.line(span.line)
+    if len(text) > _MAX_SHOWN:  # show a window around the column, not a megabyte of line
+        start = max(0, span.column - 1 - _MAX_SHOWN // 2)
+        text = text[start : start + _MAX_SHOWN]
+        span_column = span.column - start
+    else:
+        span_column = span.column
     if text.strip():
         # Keep tabs in the caret line so the caret sits under the right character.
-        pad = "".join(c if c == "\t" else " " for c in text[: span.column - 1])
+        pad = "".join(c if c == "\t" else " " for c in text[: span_column - 1])
         lines.append(f"  {text}")
         lines.append(f"  {pad}^")
     return "\n".join(lines)

@@ -79,4 +79,9 @@ def to_json(value: Value, indent: int | None = None) -> str:
     """JSON text for a value."""
     import json  # not needed by programs that never write JSON
 
-    return json.dumps(to_json_value(value), ensure_ascii=False, indent=indent)
+    try:
+        return json.dumps(to_json_value(value), ensure_ascii=False, indent=indent, allow_nan=False)
+    except ValueError:  # inf or nan: JSON has no way to write them
+        from .errors import ValueError_
+
+        raise ValueError_("json: infinity and NaN have no JSON form") from None

@@ -51,9 +51,10 @@ class Runtime:
             value = code(TOP_FRAME)
         return value
 
-    def run_file(self, path: Path) -> Value:
-        """Run a file; `load`s inside it resolve relative paths from its directory."""
-        text = path.read_text(encoding="utf-8")
+    def run_file(self, path: Path, text: str | None = None) -> Value:
+        """Run a file (its text given or read); `load`s inside resolve paths from its directory."""
+        if text is None:
+            text = path.read_text(encoding="utf-8")
         self._loading.append(path.resolve())
         try:
             return self.run_source(text, str(path))

@@ -55,7 +55,7 @@
 (define (flatten xs)
   (reduce (lambda (acc x) (if (list? x) (append acc (flatten x)) (append acc (list x)))) '() xs))
 
-(define (zip &rest lists) (apply map list lists))
+(define (zip &rest lists) (if (null? lists) '() (apply map list lists)))
 
 (define (member? x xs) (any? (lambda (y) (equal? x y)) xs))
 

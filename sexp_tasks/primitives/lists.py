@@ -42,17 +42,29 @@ def cons(item: Any, rest: Any) -> list[Any]:
     return [item, *as_list("cons", rest, "second")]
 
 
-@primitive("car", "first")
-def first(seq: Any) -> Any:
+@primitive("first")
+def first(seq: Any, name: str = "first") -> Any:
     """The first element; nil for nil or ()."""
-    items = as_list("first", seq)
+    items = as_list(name, seq)
     return items[0] if items else None
 
 
-@primitive("cdr", "rest")
-def rest(seq: Any) -> list[Any]:
+@primitive("car")
+def car(seq: Any) -> Any:
+    """The first element; nil for nil or ()."""
+    return first(seq, "car")
+
+
+@primitive("rest")
+def rest(seq: Any, name: str = "rest") -> list[Any]:
     """Every element but the first; () for nil or ()."""
-    return as_list("rest", seq)[1:]
+    return as_list(name, seq)[1:]
+
+
+@primitive("cdr")
+def cdr(seq: Any) -> list[Any]:
+    """Every element but the first; () for nil or ()."""
+    return rest(seq, "cdr")
 
 
 @primitive("nth")

@@ -1,0 +1,99 @@
+"""Shared fixtures: every test runs in a temporary directory with every user path pointed at it."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run from a checkout without installing: `pytest` alone works
+    sys.path.insert(0, str(ROOT))
+
+from sexp_tasks.config import Settings  # noqa: E402
+from sexp_tasks.runtime import Runtime  # noqa: E402
+
+CliResult = tuple[int, str, str]
+Cli = Callable[..., CliResult]
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Run in a fresh directory; HOME, XDG dirs and SEXP_* settings point at it or are unset."""
+    work = tmp_path / "work"
+    home = tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    for variable, sub in [
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_STATE_HOME", ".local/state"),
+    ]:
+        monkeypatch.setenv(variable, str(home / sub))
+    for variable in list(os.environ):
+        if variable.startswith("SEXP_") or variable.endswith("_API_KEY"):
+            monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    yield work
+
+
+@pytest.fixture
+def workspace(isolated: Path) -> Path:
+    """The directory the test runs in, which is also the runtime's workspace."""
+    return isolated
+
+
+@pytest.fixture
+def runtime(workspace: Path) -> Runtime:
+    """A fresh Runtime confined to the test's directory, with stdout and stderr captured.
+
+    Read the output with `runtime.out.getvalue()` and `runtime.err.getvalue()`.
+    """
+    return Runtime(Settings(workspace=str(workspace)), out=io.StringIO(), err=io.StringIO())
+
+
+def run_cli(
+    *args: str,
+    cwd: Path,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    python_flags: tuple[str, ...] = (),
+    timeout: float = 60,
+) -> CliResult:
+    """Run `python -m sexp_tasks ARGS...` as a real process in cwd; return (status, stdout, stderr)."""
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [environment.get("PYTHONPATH")])])
+    environment.pop("PYTHONSTARTUP", None)
+    environment["PYTHONIOENCODING"] = "utf-8"
+    if env:
+        environment.update(env)
+    completed = subprocess.run(
+        [sys.executable, *python_flags, "-m", "sexp_tasks", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=environment,
+        timeout=timeout,
+    )
+    return completed.returncode, completed.stdout, completed.stderr
+
+
+@pytest.fixture
+def cli(workspace: Path) -> Cli:
+    """Run the `sexp` command line as a subprocess in the test's directory."""
+
+    def run(*args: str, **options: object) -> CliResult:
+        return run_cli(*args, cwd=workspace, **options)  # type: ignore[arg-type]
+
+    return run

@@ -1,0 +1,570 @@
+"""The `sexp` command line (SPEC §7, §9), run as a real process: output, exit statuses, errors, check."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sexp_tasks import __version__
+from sexp_tasks.config import load_dotenv
+
+ROOT = Path(__file__).resolve().parent.parent
+Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture of conftest.py
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# eval and run print values ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "expression, printed",
+    [
+        ("(+ 1 2)", "3"),
+        ("nil", "nil"),
+        ("'()", "()"),
+        ('"text"', '"text"'),
+        ('"a\\nb"', '"a\\nb"'),
+        ("'sym", "sym"),
+        (":kw", ":kw"),
+        ("1.5", "1.5"),
+        ("(= 1 1)", "true"),
+        ('(list 1 "a" \'b nil)', '(1 "a" b nil)'),
+        ('(dict "a" (list 1 2))', '{"a" (1 2)}'),
+        ("car", "#<procedure car>"),
+        ("(define (f) 1)", "f"),
+    ],
+)
+def test_eval_prints_the_value_with_the_printer(cli: Cli, expression: str, printed: str) -> None:
+    assert cli("eval", expression) == (EXIT_OK, printed + "\n", "")
+
+
+def test_eval_prints_output_then_the_value_even_nil(cli: Cli) -> None:
+    assert cli("eval", '(print "hi" 1)') == (EXIT_OK, "hi 1\nnil\n", "")
+
+
+def test_run_prints_the_final_value(cli: Cli, workspace: Path) -> None:
+    write(workspace / "prog.sexp", "(define (square x) (* x x))\n(square 7)\n")
+    assert cli("run", "prog.sexp") == (EXIT_OK, "49\n", "")
+
+
+def test_run_prints_nothing_for_a_final_nil(cli: Cli, workspace: Path) -> None:
+    write(workspace / "prog.sexp", '(print "only this")\n')
+    assert cli("run", "prog.sexp") == (EXIT_OK, "only this\n", "")
+    write(workspace / "nil.sexp", "(define x 1)\nnil\n")
+    assert cli("run", "nil.sexp") == (EXIT_OK, "", "")
+
+
+def test_run_accepts_a_path_in_another_directory(cli: Cli, workspace: Path) -> None:
+    write(workspace / "deep" / "dir" / "prog.sexp", "(+ 40 2)")
+    assert cli("run", str(workspace / "deep" / "dir" / "prog.sexp")) == (EXIT_OK, "42\n", "")
+
+
+def test_an_empty_program_is_nil(cli: Cli, workspace: Path) -> None:
+    write(workspace / "empty.sexp", "; nothing here\n")
+    assert cli("run", "empty.sexp") == (EXIT_OK, "", "")
+    assert cli("eval", "") == (EXIT_OK, "nil\n", "")
+
+
+# --json and -q ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "expression, data",
+    [
+        ("nil", None),
+        ("'()", []),
+        ("(list)", []),
+        ("'name", "name"),
+        (":name", ":name"),
+        ('(list 1 2.5 "s" true false nil)', [1, 2.5, "s", True, False, None]),
+        ('(dict "a" (list \'x :y) :b (dict))', {"a": ["x", ":y"], "b": {}}),
+        ('"unicode ☃"', "unicode ☃"),
+    ],
+)
+def test_json_renders_values_as_json(cli: Cli, expression: str, data: object) -> None:
+    code, out, err = cli("eval", "--json", expression)
+    assert (code, err) == (EXIT_OK, "")
+    assert out.endswith("\n") and out.count("\n") == 1
+    assert json.loads(out) == data
+
+
+def test_json_prints_null_for_nil_on_run(cli: Cli, workspace: Path) -> None:
+    write(workspace / "prog.sexp", '(print "side")\n')
+    assert cli("run", "prog.sexp", "--json") == (EXIT_OK, "side\nnull\n", "")
+
+
+def test_quiet_suppresses_the_final_value_but_not_the_json_value(cli: Cli, workspace: Path) -> None:
+    write(workspace / "prog.sexp", '(print "printed")\n(+ 1 2)\n')
+    assert cli("run", "prog.sexp", "-q") == (EXIT_OK, "printed\n", "")
+    assert cli("run", "prog.sexp", "--quiet", "--json") == (EXIT_OK, "printed\n3\n", "")
+    assert cli("eval", "-q", "(+ 1 2)") == (EXIT_OK, "", "")
+    assert cli("eval", "-q", "--json", "nil") == (EXIT_OK, "null\n", "")
+
+
+def test_quiet_never_hides_errors(cli: Cli) -> None:
+    code, out, err = cli("eval", "-q", "(car 5)")
+    assert (code, out) == (EXIT_ERROR, "")
+    assert "<eval>:1:1: error:" in err
+
+
+def test_quiet_hides_warnings(cli: Cli, workspace: Path) -> None:
+    write(workspace / "sexp.toml", "no_such_setting = 1\n")
+    code, out, err = cli("eval", "1")
+    assert (code, out) == (EXIT_OK, "1\n")
+    assert err.startswith("warning: ") and "no_such_setting" in err
+    assert cli("eval", "-q", "--json", "1") == (EXIT_OK, "1\n", "")
+
+
+# --set and --set-str ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "assignment, printed",
+    [
+        ("x=42", "42"),
+        ("x=-1.5", "-1.5"),
+        ('x="hi there"', '"hi there"'),
+        ("x=world", '"world"'),
+        ('x=\'(1 "a" b)', '(1 "a" b)'),
+        ("x=true", "true"),
+        ("x=nil", "nil"),
+        ("x=3.10", "3.1"),
+        ("x=(+ 1 2)", '"(+ 1 2)"'),
+        ("x=a b", '"a b"'),
+        ("x=", '""'),
+        ("x=a=b", '"a=b"'),
+    ],
+)
+def test_set_reads_a_literal_when_it_is_one_else_a_string(cli: Cli, assignment: str, printed: str) -> None:
+    assert cli("eval", "--set", assignment, "x") == (EXIT_OK, printed + "\n", "")
+
+
+def test_set_str_always_binds_a_string(cli: Cli) -> None:
+    assert cli("eval", "--set-str", "ver=3.10", "ver") == (EXIT_OK, '"3.10"\n', "")
+    assert cli("eval", "--set-str", "ver=nil", "ver") == (EXIT_OK, '"nil"\n', "")
+
+
+def test_set_binds_globals_before_the_program_runs(cli: Cli, workspace: Path) -> None:
+    write(workspace / "greet.sexp", '(format "{} has {} items" who (+ n 1))\n')
+    code, out, err = cli("run", "greet.sexp", "--set", "who=world", "--set", "n=2")
+    assert (code, out, err) == (EXIT_OK, '"world has 3 items"\n', "")
+
+
+@pytest.mark.parametrize("flag, value", [("--set", "novalue"), ("--set", "=1"), ("--set-str", "x")])
+def test_set_without_name_and_value_is_a_usage_error(cli: Cli, flag: str, value: str) -> None:
+    code, out, err = cli("eval", flag, value, "1")
+    assert (code, out) == (EXIT_USAGE, "")
+    assert f"error: {flag} expects NAME=VALUE" in err
+
+
+# Exit statuses and error output ----------------------------------------------------------------
+
+RUNTIME_ERROR_PROGRAM = "(define x 1)\n(define (f y)\n  (car y))\n(f x)\n"
+
+
+def test_a_runtime_error_exits_1_with_position_source_line_and_caret(cli: Cli, workspace: Path) -> None:
+    write(workspace / "bad.sexp", RUNTIME_ERROR_PROGRAM)
+    code, out, err = cli("run", "bad.sexp")
+    assert (code, out) == (EXIT_ERROR, "")
+    lines = err.splitlines()
+    assert re.fullmatch(r"bad\.sexp:3:3: error: \w+: expected a list, got 1 \(integer\)", lines[0])
+    assert lines[1] == "    (car y))"
+    assert lines[2] == "    ^"
+    assert "Traceback" not in err
+
+
+def test_a_syntax_error_exits_2_with_position(cli: Cli, workspace: Path) -> None:
+    write(workspace / "syntax.sexp", "(define x 1)\n(print (+ x\n")
+    code, out, err = cli("run", "syntax.sexp")
+    assert (code, out) == (EXIT_USAGE, "")
+    lines = err.splitlines()
+    assert lines[0] == "syntax.sexp:2:8: error: unclosed '(' opened at 2:8; expected ')' before end of input"
+    assert lines[1:3] == ["  (print (+ x", "         ^"]
+    assert "Traceback" not in err
+
+
+def test_a_syntax_error_runs_nothing(cli: Cli, workspace: Path) -> None:
+    write(workspace / "syntax.sexp", '(print "must not run")\n(+ 1\n')
+    code, out, _ = cli("run", "syntax.sexp")
+    assert (code, out) == (EXIT_USAGE, "")
+
+
+def test_a_malformed_special_form_exits_1_before_anything_runs(cli: Cli, workspace: Path) -> None:
+    write(workspace / "form.sexp", '(print "must not run")\n(if)\n')
+    code, out, err = cli("run", "form.sexp")
+    assert (code, out) == (EXIT_ERROR, "")
+    assert err.startswith("form.sexp:2:1: error: if: expected (if test then [else])")
+
+
+def test_error_raised_by_the_program_exits_1(cli: Cli) -> None:
+    code, out, err = cli("eval", '(progn (print "before") (error "custom failure"))')
+    assert (code, out) == (EXIT_ERROR, "before\n")
+    assert err.splitlines()[0] == "<eval>:1:25: error: custom failure"
+
+
+def test_an_error_in_a_loaded_file_names_that_file(cli: Cli, workspace: Path) -> None:
+    write(workspace / "lib" / "helper.sexp", "\n(nth '(1) 5)\n")
+    write(workspace / "main.sexp", '(load "lib/helper.sexp")\n')
+    code, _, err = cli("run", "main.sexp")
+    assert code == EXIT_ERROR
+    assert re.match(r".*helper\.sexp:2:1: error: nth: index 5 out of range", err.splitlines()[0])
+
+
+def test_log_message_goes_to_stderr(cli: Cli) -> None:
+    assert cli("eval", '(log-message "step" 1)') == (EXIT_OK, '"step 1"\n', "log: step 1\n")
+
+
+def test_load_in_a_program_in_the_working_directory(cli: Cli, workspace: Path) -> None:
+    write(workspace / "lib.sexp", "(define (helper) 'from-lib)\n")
+    write(workspace / "main.sexp", '(load "lib.sexp")\n(helper)\n')
+    assert cli("run", "main.sexp") == (EXIT_OK, "from-lib\n", "")
+
+
+def test_load_in_a_program_is_relative_to_the_program_file(cli: Cli, workspace: Path) -> None:
+    write(workspace / "proj" / "main.sexp", '(load "lib.sexp")\n')
+    write(workspace / "proj" / "lib.sexp", "'from-proj\n")
+    write(workspace / "lib.sexp", "'from-cwd\n")
+    assert cli("run", "proj/main.sexp") == (EXIT_OK, "from-proj\n", "")
+
+
+def test_read_file_refuses_text_that_is_not_utf8(cli: Cli, workspace: Path) -> None:
+    (workspace / "latin1.txt").write_bytes(b"caf\xe9")
+    code, out, err = cli("eval", '(read-file "latin1.txt")')
+    assert (code, out) == (EXIT_ERROR, "")
+    assert "read-file: 'latin1.txt' is not UTF-8 text" in err
+
+
+def test_debug_shows_a_traceback(cli: Cli, workspace: Path) -> None:
+    write(workspace / "bad.sexp", RUNTIME_ERROR_PROGRAM)
+    for args in (["run", "bad.sexp", "--debug"], ["--debug", "run", "bad.sexp"]):
+        code, _, err = cli(*args)
+        assert code == EXIT_ERROR
+        assert "Traceback" in err
+        assert "bad.sexp:3:3: error:" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "prog.sexp", "--no-such-flag"],
+        ["eval", "--frobnicate", "1"],
+        ["no-such-command"],
+        ["run"],
+        ["eval"],
+        ["check"],
+        [],
+    ],
+)
+def test_usage_errors_exit_2_without_traceback(cli: Cli, workspace: Path, args: list[str]) -> None:
+    write(workspace / "prog.sexp", "1")
+    code, out, err = cli(*args)
+    assert code == EXIT_USAGE
+    assert out == ""
+    assert "usage:" in err
+    assert "Traceback" not in err
+
+
+def test_a_missing_file_exits_2(cli: Cli) -> None:
+    code, out, err = cli("run", "missing.sexp")
+    assert (code, out) == (EXIT_USAGE, "")
+    assert "error: cannot read 'missing.sexp'" in err
+    assert "Traceback" not in err
+
+
+def test_a_directory_is_not_a_program(cli: Cli, workspace: Path) -> None:
+    (workspace / "adir").mkdir()
+    code, _, err = cli("run", "adir")
+    assert code == EXIT_USAGE
+    assert "error: cannot read 'adir'" in err
+
+
+def test_a_file_that_is_not_utf8_exits_2(cli: Cli, workspace: Path) -> None:
+    (workspace / "latin1.sexp").write_bytes(b'"caf\xe9"')
+    code, _, err = cli("run", "latin1.sexp")
+    assert code == EXIT_USAGE
+    assert "error: cannot read 'latin1.sexp'" in err
+
+
+def test_version_and_help(cli: Cli) -> None:
+    code, out, err = cli("--version")
+    assert (code, out.strip(), err) == (EXIT_OK, f"sexp {__version__}", "")
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", __version__)
+    code, out, _ = cli("--help")
+    assert code == EXIT_OK
+    for command in ("run", "eval", "check"):
+        assert command in out
+    code, out, _ = cli("run", "--help")
+    assert code == EXIT_OK
+    for option in ("--set", "--set-str", "--json", "--quiet", "--debug"):
+        assert option in out
+
+
+def test_interrupt_exits_130(workspace: Path) -> None:
+    if sys.platform == "win32":
+        pytest.skip("SIGINT")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sexp_tasks", "eval", "(while true 1)"],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(1.0)
+        assert process.poll() is None  # still looping
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert "Traceback" not in err
+
+
+# Deep nesting ----------------------------------------------------------------------------------
+
+
+def test_ten_thousand_nested_lists_evaluate_and_print(cli: Cli, workspace: Path) -> None:
+    nested = "(" * 10_000 + ")" * 10_000
+    assert cli("eval", "'" + nested) == (EXIT_OK, nested + "\n", "")
+    write(workspace / "nested.sexp", "(length '" + nested + ")")
+    assert cli("run", "nested.sexp") == (EXIT_OK, "1\n", "")
+
+
+def test_ten_thousand_nested_calls_evaluate(cli: Cli, workspace: Path) -> None:
+    write(workspace / "calls.sexp", "(length (list " * 10_000 + "1" + "))" * 10_000)
+    assert cli("run", "calls.sexp") == (EXIT_OK, "1\n", "")
+
+
+def test_too_deep_nesting_is_a_clear_syntax_error(cli: Cli, workspace: Path) -> None:
+    write(workspace / "deep.sexp", "'" + "(" * 200_000 + ")" * 200_000)
+    code, out, err = cli("run", "deep.sexp")
+    assert (code, out) == (EXIT_USAGE, "")
+    assert re.match(r"deep\.sexp:1:\d+: error: .*nested", err)
+    assert "Traceback" not in err
+    assert "RecursionError" not in err
+
+
+# Settings ------------------------------------------------------------------------------------------
+
+
+def test_recursion_limit_comes_from_sexp_toml(cli: Cli, workspace: Path) -> None:
+    write(workspace / "sexp.toml", "recursion_limit = 50\n")
+    program = "(define (depth n) (if (= n 0) 0 (+ 1 (depth (- n 1)))))\n"
+    assert cli("eval", program + "(depth 40)") == (EXIT_OK, "40\n", "")
+    code, _, err = cli("eval", program + "(depth 60)")
+    assert code == EXIT_ERROR
+    assert "recursion too deep in 'depth': more than 50 nested calls" in err
+
+
+@pytest.mark.parametrize(
+    "text", ['recursion_limit = "many"\n', "recursion_limit = [\n", "recursion_limit = 0\n"]
+)
+def test_a_bad_sexp_toml_is_a_usage_error(cli: Cli, workspace: Path, text: str) -> None:
+    write(workspace / "sexp.toml", text)
+    code, out, err = cli("eval", "1")
+    assert (code, out) == (EXIT_USAGE, "")
+    assert err.startswith("error: ")
+    assert "Traceback" not in err
+
+
+def test_workspace_flag_confines_files(cli: Cli, workspace: Path) -> None:
+    (workspace / "ws").mkdir()
+    assert cli("eval", "--workspace", "ws", '(write-file "out.txt" "data")') == (EXIT_OK, '"out.txt"\n', "")
+    assert (workspace / "ws" / "out.txt").read_text(encoding="utf-8") == "data"
+    assert not (workspace / "out.txt").exists()
+    write(workspace / "secret.txt", "secret")
+    code, out, err = cli("eval", "--workspace", "ws", '(read-file "../secret.txt")')
+    assert (code, out) == (EXIT_ERROR, "")
+    assert "outside the workspace" in err
+
+
+def test_a_symlink_cannot_escape_the_workspace(cli: Cli, workspace: Path) -> None:
+    write(workspace / "outside" / "secret.txt", "secret")
+    (workspace / "ws").mkdir()
+    (workspace / "ws" / "link").symlink_to(workspace / "outside", target_is_directory=True)
+    code, out, err = cli("eval", "--workspace", "ws", '(read-file "link/secret.txt")')
+    assert (code, out) == (EXIT_ERROR, "")
+    assert "outside the workspace" in err
+    code, _, err = cli("eval", "--workspace", "ws", '(write-file "link/new.txt" "x")')
+    assert code == EXIT_ERROR
+    assert not (workspace / "outside" / "new.txt").exists()
+
+
+def test_dotenv_sets_variables_without_overriding(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    names = ["SEXP_TEST_NEW", "SEXP_TEST_QUOTED", "SEXP_TEST_EXPORTED", "SEXP_TEST_KEPT", "SEXP_TEST_SPACED"]
+    for name in names:  # set then delete, so monkeypatch removes whatever load_dotenv adds
+        monkeypatch.setenv(name, "placeholder")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SEXP_TEST_KEPT", "from the environment")
+    write(
+        workspace / ".env",
+        '# a comment\n\nSEXP_TEST_NEW=new value\nSEXP_TEST_QUOTED="quoted value"\n'
+        "export SEXP_TEST_EXPORTED=exported\nSEXP_TEST_KEPT=from the file\n"
+        "  SEXP_TEST_SPACED = spaced  \nnot a setting\n",
+    )
+    load_dotenv(workspace)
+    assert os.environ["SEXP_TEST_NEW"] == "new value"
+    assert os.environ["SEXP_TEST_QUOTED"] == "quoted value"
+    assert os.environ["SEXP_TEST_EXPORTED"] == "exported"
+    assert os.environ["SEXP_TEST_KEPT"] == "from the environment"
+    assert os.environ["SEXP_TEST_SPACED"] == "spaced"
+
+
+def test_dotenv_missing_is_fine(workspace: Path) -> None:
+    before = dict(os.environ)
+    load_dotenv(workspace)
+    assert dict(os.environ) == before
+
+
+def test_a_dotenv_file_in_the_working_directory_does_not_disturb_a_run(cli: Cli, workspace: Path) -> None:
+    write(workspace / ".env", "SEXP_SOMETHING=1\ngarbage line\n# comment\n")
+    assert cli("eval", "(+ 1 1)") == (EXIT_OK, "2\n", "")
+
+
+@pytest.mark.parametrize("line", ["=value", "SEXP_NUL=a\0b"])
+def test_a_malformed_dotenv_line_does_not_crash(cli: Cli, workspace: Path, line: str) -> None:
+    write(workspace / ".env", line + "\n")
+    code, out, err = cli("eval", "(+ 1 1)")
+    assert "Traceback" not in err
+    assert (code, out) == (EXIT_OK, "2\n")
+
+
+# No model, no heavy imports ---------------------------------------------------------------------
+
+HEAVY = ("litellm", "tiktoken", "lxml", "prompt_toolkit")
+
+
+def test_a_program_without_model_calls_imports_no_heavy_library(workspace: Path) -> None:
+    script = (
+        "import sys\n"
+        "from sexp_tasks.runtime import Runtime\n"
+        "from sexp_tasks.config import Settings\n"
+        "runtime = Runtime(Settings(workspace='.'))\n"
+        'value = runtime.run_source(\'(write-file "f.txt" (json-dump (map inc (range 3)))) '
+        '(json-parse (read-file "f.txt"))\')\n'
+        "assert value == [1, 2, 3], value\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"
+
+
+def test_the_cli_imports_no_heavy_library_for_a_plain_program(cli: Cli) -> None:
+    code, out, err = cli("eval", "(sum (range 10))", python_flags=("-X", "importtime"))
+    assert (code, out) == (EXIT_OK, "45\n")
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in err.splitlines() if "|" in line}
+    assert "sexp_tasks" in imported  # the import log is really there
+    assert imported.isdisjoint(HEAVY)
+
+
+# sexp check -------------------------------------------------------------------------------------
+
+
+def test_check_accepts_a_good_file_without_running_it(cli: Cli, workspace: Path) -> None:
+    write(
+        workspace / "good.sexp",
+        '(define (f a &optional b &key c) (list a b c))\n(f 1 2 :c 3)\n(write-file "touched.txt" "x")\n'
+        "(print (map (lambda (x) (inc x)) (list 1 2)))\n(let ((g (lambda (y) y))) (g 1))\n",
+    )
+    assert cli("check", "good.sexp") == (EXIT_OK, "good.sexp: ok\n", "")
+    assert not (workspace / "touched.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("(let ((x)) x)\n", "good.sexp:1:7: error: let: each binding must be (name expr)"),
+        ("(print 1)\n(if)\n", "good.sexp:2:1: error: if: expected (if test then [else])"),
+        ("(car 1 2)\n", "good.sexp:1:1: error: car: expected 1 argument, got 2"),
+        ("(define (f a b) (+ a b))\n(print (f 1))\n", "good.sexp:2:8: error: f: expected 2 arguments, got 1"),
+        ("(define g (lambda (a) a))\n(g)\n", "good.sexp:2:1: error: g: expected 1 argument, got 0"),
+        ("(define (h) (f 1 2))\n(define (f a) a)\n", "good.sexp:1:13: error: f: expected 1 argument, got 2"),
+        ("(lenght (list 1))\n", "good.sexp:1:1: error: unknown procedure 'lenght'; did you mean 'length'"),
+        ("(lambda (x) (frobnicate x))\n", "good.sexp:1:13: error: unknown procedure 'frobnicate'"),
+    ],
+)
+def test_check_reports_problems_and_exits_1(cli: Cli, workspace: Path, source: str, message: str) -> None:
+    write(workspace / "good.sexp", source)
+    code, out, err = cli("check", "good.sexp")
+    assert (code, out) == (EXIT_ERROR, "")
+    assert err.startswith(message)
+    assert "^" in err
+
+
+def test_check_reports_every_problem_in_order(cli: Cli, workspace: Path) -> None:
+    write(workspace / "two.sexp", "(inc 1 2)\n(define (f x) x)\n(f)\n")
+    code, _, err = cli("check", "two.sexp")
+    assert code == EXIT_ERROR
+    headers = [line for line in err.splitlines() if ": error: " in line]
+    assert headers == [
+        "two.sexp:1:1: error: inc: expected 1 argument, got 2",
+        "two.sexp:3:1: error: f: expected 1 argument, got 0",
+    ]
+
+
+def test_check_syntax_error_exits_2(cli: Cli, workspace: Path) -> None:
+    write(workspace / "syntax.sexp", "(+ 1\n")
+    code, out, err = cli("check", "syntax.sexp")
+    assert (code, out) == (EXIT_USAGE, "")
+    assert err.startswith("syntax.sexp:1:1: error: unclosed '('")
+
+
+def test_check_several_files(cli: Cli, workspace: Path) -> None:
+    write(workspace / "a.sexp", "(+ 1 2)\n")
+    write(workspace / "b.sexp", "(car)\n")
+    code, out, err = cli("check", "a.sexp", "b.sexp")
+    assert (code, out) == (EXIT_ERROR, "a.sexp: ok\n")
+    assert err.startswith("b.sexp:1:1: error: car: expected 1 argument, got 0")
+    code, out, err = cli("check", "a.sexp", "missing.sexp")
+    assert (code, out) == (EXIT_USAGE, "a.sexp: ok\n")
+    assert "error: cannot read 'missing.sexp'" in err
+
+
+def test_check_trusts_names_a_loaded_file_may_define(cli: Cli, workspace: Path) -> None:
+    write(workspace / "uses.sexp", '(load "lib.sexp")\n(from-lib 1)\n')
+    assert cli("check", "uses.sexp") == (EXIT_OK, "uses.sexp: ok\n", "")
+
+
+def test_check_accepts_procedures_defined_inside_top_level_progn(cli: Cli, workspace: Path) -> None:
+    write(workspace / "nested.sexp", "(begin (define (helper) 1))\n(helper)\n")
+    assert cli("run", "nested.sexp") == (EXIT_OK, "1\n", "")
+    assert cli("check", "nested.sexp") == (EXIT_OK, "nested.sexp: ok\n", "")
+
+
+def test_check_accepts_a_redefinition_with_another_arity(cli: Cli, workspace: Path) -> None:
+    write(workspace / "redef.sexp", "(define (f a) a)\n(print (f 1))\n(define (f a b) b)\n(f 1 2)\n")
+    assert cli("run", "redef.sexp") == (EXIT_OK, "1\n2\n", "")
+    assert cli("check", "redef.sexp") == (EXIT_OK, "redef.sexp: ok\n", "")
+
+
+# Printing big integers ----------------------------------------------------------------------------
+
+
+def test_integers_print_in_full_however_long(cli: Cli) -> None:
+    code, out, err = cli("eval", "(reduce * 1 (map (lambda (i) 10) (range 5000)))")
+    assert (code, out, err) == (EXIT_OK, "1" + "0" * 5000 + "\n", "")
