@@ -2,24 +2,23 @@
 
 Lark analyses the grammar and computes the LALR(1) tables (cached on disk); this module
 drives those tables itself with a lexer made from the grammar's own terminals. Lark's
-general-purpose driver and tree builder cost about three times as much per token, and
-reading speed matters for large programs. The driver keeps its own stack, so deep nesting
-never recurses in Python.
+general-purpose driver and tree builder cost several times as much per token, and reading
+speed matters for large programs. The driver keeps its own stack, so deep nesting never
+recurses in Python.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator
-from itertools import chain
+from collections.abc import Callable, Collection
 from typing import Any
 
 from lark import Lark
 from lark.parsers.lalr_analysis import Shift
 
 from .errors import ReadError
-from .nodes import DictNode, FunctionCallNode, Keyword, Literal, Node, Symbol, make_list
+from .nodes import DictNode, Keyword, Literal, Node, Symbol, make_list
 from .resources import data_dir
 from .source import Source, Span
 
@@ -38,32 +37,51 @@ _PREFIX_NAMES = {
 }
 _CLOSERS = {"(": ")", "{": "}"}
 
-# A token is (terminal name, value): a node for atoms and strings, a Span for punctuation.
-Token = tuple[str, Any]
+# The lexer returns tokens as two parallel lists, terminal names and values, rather than a
+# tuple per token: fewer objects for the garbage collector to track. A value is the node for
+# atoms and strings, the head Symbol for quote marks, the Span for opening brackets, the
+# character offset for closing brackets (only an error message ever needs their position), a
+# ReadError for `_ERROR` and None for `$END`.
+Tokens = tuple[list[str], list[Any]]
 Action = Callable[[list[Any]], Any]
+AtomClass = tuple[Callable[[Any, Span], Node], Any]
 
 
 def atom_node(text: str, span: Span) -> Node:
     """Classify an atom: nil, a boolean, a number, a keyword, else a symbol."""
+    make, value = _classify(text)
+    return make(value, span)
+
+
+def _classify(text: str) -> AtomClass:
+    """Return the node class for an atom and the value to build it with."""
     if text in _NAMED_ATOMS:
-        return Literal(_NAMED_ATOMS[text], span)
+        return Literal, _NAMED_ATOMS[text]
     first = text[0]
     if first.isdigit() or first in "+-.":
         if _INT.match(text):
-            return Literal(int(text), span)
+            return Literal, _parse_int(text)
         if _FLOAT.match(text):
-            return Literal(float(text), span)
+            return Literal, float(text)
     if first == ":" and len(text) > 1:
-        return Keyword(text[1:], span)
-    return Symbol(text, span)
+        return Keyword, text[1:]
+    return Symbol, text
+
+
+def _parse_int(text: str) -> int:
+    """int(text), also past Python's limit on digits converted at once (integers have any size)."""
+    try:
+        return int(text)
+    except ValueError:
+        sign, digits = (-1, text[1:]) if text[0] == "-" else (1, text.lstrip("+"))
+        value = 0
+        for i in range(0, len(digits), 4000):
+            chunk = digits[i : i + 4000]
+            value = value * 10 ** len(chunk) + int(chunk)
+        return sign * value
 
 
 # Rule actions, named by the grammar's rule aliases. ------------------------------------
-
-
-def _seq_add_token(children: list[Any]) -> list[Node]:
-    children[0].append(children[1][1])
-    return children[0]  # type: ignore[no-any-return]
 
 
 def _seq_add(children: list[Any]) -> list[Node]:
@@ -72,152 +90,284 @@ def _seq_add(children: list[Any]) -> list[Node]:
 
 
 def _list(children: list[Any]) -> Node:
-    return make_list(tuple(children[1]), children[0][1])
+    return make_list(children[1], children[0])
 
 
 def _dict(children: list[Any]) -> Node:
-    span = children[0][1]
+    span = children[0]
     items = tuple(children[1])
     if len(items) % 2:
         raise ReadError("a dict literal needs an even number of forms (key value ...)", span)
     return DictNode(items, span)
 
 
-def _prefixed(children: list[Any]) -> FunctionCallNode:
-    (kind, span), expr = children
-    node = make_list((Symbol(_PREFIX_NAMES[kind], span), expr), span)
-    assert isinstance(node, FunctionCallNode)
-    return node
+def _prefixed(children: list[Any]) -> Node:
+    head, expr = children
+    return make_list((head, expr), head.span)
 
 
 _ACTIONS: dict[str, Action] = {
     "start": lambda children: children[0],
     "seq_empty": lambda children: [],
-    "seq_add_token": _seq_add_token,
     "seq_add": _seq_add,
-    "token": lambda children: children[0][1],
     "list": _list,
     "dict": _dict,
     "prefixed": _prefixed,
 }
+# Actions that can raise run only once the next token is read, as an LALR parser does it,
+# so that an error in that token (an unterminated string, say) is still the one reported.
+_NEEDS_LOOKAHEAD = {"dict"}
 
 
 class _Lexer:
     """Scans with one regex made of the grammar's terminals, building atom nodes as it goes."""
 
-    def __init__(self, terminals: list[Any]) -> None:
-        ordered = sorted(terminals, key=lambda t: -t.priority)
-        pattern = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in ordered)
-        self._regex = re.compile(pattern + r"|(?P<_BAD>.)", re.S)
+    def __init__(self, terminals: Collection[Any], ignore: Collection[str]) -> None:
+        skipped = [t.pattern.to_regexp() for t in terminals if t.name in ignore]
+        kept = sorted((t for t in terminals if t.name not in ignore), key=lambda t: -t.priority)
+        # The ignored terminals (whitespace, comments) are matched as the tail of the token
+        # before them rather than as tokens of their own: half as many matches to iterate.
+        # The tokens are the same as with all terminals in one alternation, because no kept
+        # terminal can start where an ignored one does.
+        skip = "(?:" + "|".join(skipped) + ")*"
+        # Each terminal's pattern is followed by an empty group named after it, which marks
+        # the terminal that matched (match.lastgroup) and where its text ends. A group around
+        # the pattern would do the same, but stops the regex engine from passing over the
+        # alternatives that cannot match by a look at their first character.
+        tokens = "|".join(f"{t.pattern.to_regexp()}(?P<{t.name}>)" for t in kept)
+        self._skip = re.compile(skip)
+        self._regex = re.compile(f"(?:{tokens}|.(?P<_BAD>)){skip}", re.S)
 
-    def tokens(self, source: Source) -> Iterator[Token]:
-        """Yield the tokens of source's text; raise ReadError at a character no terminal matches."""
+    def tokens(self, source: Source) -> Tokens:
+        """Return the tokens of source's text, ending with `$END`, or with `_ERROR` at a lexical error.
+
+        A lexical error becomes a token rather than an exception so that it is reported only
+        if the parser gets that far: the first error in the text is the one the user sees.
+        """
         text = source.text
-        line, line_start, depth = 1, 0, 0
-        for match in self._regex.finditer(text):
-            kind = match.lastgroup
-            start = match.start()
-            if kind == "WHITESPACE":
-                value = match.group()
-                if "\n" in value:
-                    line += value.count("\n")
-                    line_start = start + value.rfind("\n") + 1
-                continue
-            span = Span((source, line, start - line_start + 1))
-            if kind == "ATOM":
-                yield kind, atom_node(match.group(), span)
-            elif kind == "STRING":
-                value = match.group()
-                body = value[1:-1]
-                yield kind, Literal(_unescape(body, span) if "\\" in body else body, span)
-                if "\n" in value:
-                    line += value.count("\n")
-                    line_start = start + value.rfind("\n") + 1
-            elif kind == "COMMENT":
-                continue
-            elif kind == "HASH_BOOL":
-                yield kind, Literal(match.group() == "#t", span)
-            elif kind == "_BAD":
-                if match.group() == '"':
-                    raise ReadError("unterminated string (no closing '\"')", span)
-                raise ReadError(f"unexpected character {match.group()!r}", span)
-            else:
-                if kind == "LPAR" or kind == "LBRACE":
-                    depth += 1
-                    if depth > MAX_NESTING:
-                        raise ReadError(f"lists nested more than {MAX_NESTING} deep", span)
+        kinds: list[str] = []
+        values: list[Any] = []
+        add_kind, add_value = kinds.append, values.append
+        cache: dict[str, AtomClass] = {}  # programs repeat their atoms; classify each once
+        # Lines are counted lazily: only a token past the next newline moves the count on.
+        line, line_start, next_newline = 1, 0, _find_newline(text, 0)
+        depth = 0
+        try:
+            for match in self._regex.finditer(text, self._skip.match(text).end()):  # type: ignore[union-attr]
+                kind = match.lastgroup
+                start = match.start()
+                if start > next_newline:
+                    line += text.count("\n", next_newline, start)
+                    line_start = text.rfind("\n", next_newline, start) + 1
+                    next_newline = _find_newline(text, start)
+                if kind == "ATOM":
+                    atom = text[start : match.end(kind)]
+                    known = cache.get(atom)
+                    if known is None:
+                        known = cache[atom] = _classify(atom)
+                    value: Any = known[0](known[1], Span((source, line, start - line_start + 1)))
                 elif kind == "RPAR" or kind == "RBRACE":
                     depth -= 1
-                yield kind, span  # type: ignore[misc]
+                    value = start
+                else:
+                    value = span = Span((source, line, start - line_start + 1))
+                    if kind == "LPAR" or kind == "LBRACE":
+                        depth += 1
+                        if depth > MAX_NESTING:
+                            raise ReadError(f"lists nested more than {MAX_NESTING} deep", span)
+                    elif kind == "STRING":
+                        body = text[start + 1 : match.end(kind) - 1]
+                        value = Literal(_unescape(body, span) if "\\" in body else body, span)
+                    elif kind == "HASH_BOOL":
+                        value = Literal(text[start : match.end(kind)] == "#t", span)
+                    elif kind in _PREFIX_NAMES:
+                        value = Symbol(_PREFIX_NAMES[kind], span)  # type: ignore[index]
+                    elif text[start] == '"':
+                        raise ReadError("unterminated string (no closing '\"')", span)
+                    else:
+                        raise ReadError(f"unexpected character {text[start]!r}", span)
+                add_kind(kind)  # type: ignore[arg-type]
+                add_value(value)
+        except ReadError as err:
+            add_kind("_ERROR")
+            add_value(err)
+        else:
+            add_kind("$END")
+            add_value(None)
+        return kinds, values
+
+
+def _find_newline(text: str, start: int) -> int:
+    """The offset of the next newline at or after start, or len(text) if there is none."""
+    found = text.find("\n", start)
+    return len(text) if found < 0 else found
+
+
+# What the driver does with a symbol in a state; compiled from Lark's table (see _Parser).
+_APPEND = ("append",)  # the symbol is one more element of the sequence on top of the stack
+_OPEN = "open"  # (_OPEN, s1, s2): shift an opening bracket to s1, start an empty sequence, go to s2
+_SHIFT = "shift"  # (_SHIFT, s): shift to s
+_SHIFT_REDUCE = "shift-reduce"  # (_SHIFT_REDUCE, size, action, rule): shift, then reduce by rule
+_REDUCE = "reduce"  # (_REDUCE, size, action, rule): reduce by rule, then look at the token again
+_ACCEPT = "accept"  # (_ACCEPT,): the start symbol is complete
+_NO_OP = (None,)  # no action: a syntax error
+Op = tuple[Any, ...]
 
 
 class _Parser:
-    """Drives the LALR(1) tables Lark computed: shift, or reduce with the rule's action."""
+    """Drives the LALR(1) tables Lark computed, with shifts and reductions fused where possible.
+
+    An LR parser shifts each token and then reduces when the next token shows it should.
+    Where a state reduces by one rule whatever comes next (a "default reduction"), the
+    reduction can happen straight after the shift without changing which token an error is
+    reported at. The constructor follows such chains through the table once, so that at run
+    time an atom in a list costs one table lookup and one append instead of a shift, two
+    reductions and two gotos.
+    """
 
     def __init__(self, lark: Lark) -> None:
         parse_table = lark.parser.parser.parser.parse_table
+        self._table: dict[int, dict[str, tuple[Any, Any]]] = parse_table.states
+        self._terminals = {t.name for t in lark.terminals} | {"$END"}
         self._start = parse_table.start_states["start"]
         self._end = parse_table.end_states["start"]
-        self._table: dict[int, dict[str, tuple[bool, Any]]] = {
-            state: {
-                terminal: (True, arg) if action is Shift else (False, self._reduction(arg))
-                for terminal, (action, arg) in actions.items()
-            }
-            for state, actions in parse_table.states.items()
+        # Every state is entered by one grammar symbol; an append is only valid where that is `seq`.
+        self._entered_by: dict[int, set[str]] = {}
+        for actions in self._table.values():
+            for symbol, (action, arg) in actions.items():
+                if action is Shift:
+                    self._entered_by.setdefault(arg, set()).add(symbol)
+        self._ops: dict[int, dict[str, Op]] = {
+            state: {symbol: self._compile(state, symbol) for symbol in actions}
+            for state, actions in self._table.items()
         }
 
-    @staticmethod
-    def _reduction(rule: Any) -> tuple[int, str, Action]:
-        action = _ACTIONS.get(rule.alias or rule.origin.name)
-        if rule.options.expand1 and not rule.alias:  # `?rule`: a single child stands for it
-            inner = action
-            action = (lambda children: children[0]) if inner is None else (
-                lambda children: children[0] if len(children) == 1 else inner(children)  # type: ignore[misc]
-            )
-        assert action is not None, f"no action for grammar rule {rule}"
-        return len(rule.expansion), rule.origin.name, action
+    def _default_reduction(self, state: int) -> Any:
+        """The rule state reduces by whatever terminal comes next, or None if it may shift or differ."""
+        actions = [entry for symbol, entry in self._table[state].items() if symbol in self._terminals]
+        if not actions or any(action is Shift or arg is not actions[0][1] for action, arg in actions):
+            return None
+        return actions[0][1]
 
-    def parse(self, tokens: Iterator[Token], source: Source) -> list[Node]:
-        """Return the value of the start rule for the token stream."""
-        table = self._table
+    def _compile(self, state: int, symbol: str) -> Op:
+        """What to do with symbol in state: the table's shift or reduce, fused with default reductions."""
+        action, arg = self._table[state][symbol]
+        if action is not Shift:
+            return (_REDUCE, len(arg.expansion), self._action(arg), arg.origin.name)
+        target = arg
+        if target == self._end:
+            return (_ACCEPT,)
+        rule = self._default_reduction(target)
+        if rule is None or rule.alias in _NEEDS_LOOKAHEAD:
+            return (_SHIFT, target)  # the reduction waits for the next token, as in any LR parser
+        size, origin = len(rule.expansion), rule.origin.name
+        if size == 1 and rule.options.expand1 and not rule.alias:
+            return self._compile(state, origin)  # `?rule` with one child: the child stands for it
+        if size == 0 and rule.alias == "seq_empty":
+            after = self._compile(target, origin)
+            assert after[0] is _SHIFT, f"unexpected table shape after {rule}"
+            return (_OPEN, target, after[1])
+        if rule.alias == "seq_add" and self._entered_by[state] == {origin}:
+            # `seq: seq item` pops back to the state below `state`, whose goto on seq is `state`.
+            return _APPEND
+        if size < 2:
+            return (_SHIFT, target)  # parse() fuses only rules of two or more symbols; none is shorter
+        return (_SHIFT_REDUCE, size, self._action(rule), origin)
+
+    @staticmethod
+    def _action(rule: Any) -> Action:
+        if rule.options.expand1 and not rule.alias:
+            return lambda children: children[0]
+        action = _ACTIONS.get(rule.alias or rule.origin.name)
+        assert action is not None, f"no action for grammar rule {rule}"
+        return action
+
+    def parse(self, tokens: Tokens, source: Source) -> list[Node]:
+        """Return the value of the start rule for the tokens."""
+        ops = self._ops
         state = self._start
         states: list[int] = []  # the states below `state`
-        values: list[Any] = []
-        for token in chain(tokens, _END):
-            kind = token[0]
-            while True:
-                try:
-                    shift, arg = table[state][kind]
-                except KeyError:
-                    raise _unexpected(token, source) from None
-                if shift:
-                    states.append(state)
-                    values.append(token)
-                    state = arg
-                    break
-                size, origin, action = arg
-                if size == 2 and action is _seq_add_token:  # the commonest reduction, in place
-                    values[-2].append(values.pop()[1])
-                    states.pop()
-                    state = table[states[-1]][origin][1]
-                    continue
-                if size:
-                    children = values[-size:]
-                    del values[-size:]
-                    state = states[-size]
-                    del states[-size:]
-                else:
-                    children = []
-                value = action(children)
-                if kind == "$END" and not states:
-                    return value  # type: ignore[no-any-return]
+        values: list[Any] = []  # the value of each symbol on the stack
+        # The three commonest cases are spelled out here; _step does everything, slower.
+        for kind, value in zip(*tokens, strict=True):
+            op = ops[state].get(kind, _NO_OP)
+            if op is _APPEND:  # an atom or string inside a list
+                values[-1].append(value)
+                continue
+            code = op[0]
+            if code is _OPEN:  # an opening bracket
                 states.append(state)
+                states.append(op[1])
                 values.append(value)
-                state = table[state][origin][1]
+                values.append([])
+                state = op[2]
+            elif code is _SHIFT_REDUCE:  # a closing bracket: build the list, then add it to the one around it
+                _, size, action, symbol = op
+                # Shift and reduce in one go: the token is the last of the rule's `size` children.
+                children = values[1 - size :]
+                children.append(value)
+                del values[1 - size :]
+                state = states[1 - size]
+                del states[1 - size :]
+                value = action(children)
+                op = ops[state][symbol]
+                if op is _APPEND:
+                    values[-1].append(value)
+                else:
+                    state = self._step(state, symbol, value, states, values, source)
+            else:
+                state = self._step(state, kind, value, states, values, source)
+                if state == self._end:
+                    return values.pop()  # type: ignore[no-any-return]
         raise AssertionError("the parser ran past the end of input")
 
+    def _step(
+        self, state: int, symbol: str, value: Any, states: list[int], values: list[Any], source: Source
+    ) -> int:
+        """Consume symbol in state, doing every reduction that needs no lookahead; return the new state."""
+        ops = self._ops
+        while True:
+            op = ops[state].get(symbol, _NO_OP)
+            code = op[0]
+            if code is None:
+                raise _unexpected(symbol, value, source)
+            if op is _APPEND:
+                values[-1].append(value)
+                return state
+            if code is _SHIFT or code is _OPEN:
+                states.append(state)
+                values.append(value)
+                if code is _SHIFT:
+                    return op[1]  # type: ignore[no-any-return]
+                states.append(op[1])
+                values.append([])
+                return op[2]  # type: ignore[no-any-return]
+            if code is _ACCEPT:
+                values.append(value)
+                return self._end
+            if code is _SHIFT_REDUCE:
+                states.append(state)
+                values.append(value)
+                state, symbol, value = _reduce(op, state, states, values)
+                continue
+            # _REDUCE: reduce on this lookahead and take the goto (a nonterminal is never a
+            # lookahead, so this recurses once), then look at the lookahead again.
+            state = self._step(*_reduce(op, state, states, values), states, values, source)
+            if state == self._end:
+                return state
 
-_END: tuple[Token] = (("$END", None),)
+
+def _reduce(op: Op, state: int, states: list[int], values: list[Any]) -> tuple[int, str, Any]:
+    """Pop op's rule off the stack; return the exposed state, the rule's symbol and its value."""
+    _, size, action, origin = op
+    if size:
+        children = values[-size:]
+        del values[-size:]
+        state = states[-size]
+        del states[-size:]
+    else:
+        children = []
+    return state, origin, action(children)
 
 
 def _unescape(body: str, span: Span) -> str:
@@ -247,7 +397,7 @@ class Reader:
     def __init__(self) -> None:
         grammar = (data_dir("grammar") / "sexp.lark").read_text()
         lark = Lark(grammar, parser="lalr", lexer="basic", cache=True, maybe_placeholders=False)
-        self._lexer = _Lexer(lark.terminals)
+        self._lexer = _Lexer(lark.terminals, lark.lexer_conf.ignore)
         self._parser = _Parser(lark)
 
     def read(self, text: str, origin: str = "<input>") -> list[Node]:
@@ -270,32 +420,35 @@ def read(text: str, origin: str = "<input>") -> list[Node]:
     return _shared.read(text, origin)
 
 
-def _unexpected(token: Token, source: Source) -> ReadError:
+def _unexpected(kind: str, value: Any, source: Source) -> ReadError:
     """The error for a token the grammar does not allow where it stands."""
-    kind, value = token
+    if kind == "_ERROR":
+        return value  # type: ignore[no-any-return]
     if kind == "$END":
         return _unclosed(source)
-    span: Span = value if isinstance(value, Span) else value.span
     if kind in ("RPAR", "RBRACE"):
         char = ")" if kind == "RPAR" else "}"
-        before = source.text[: _offset(source, span)]
+        span = _span_at(source, value)
+        before = source.text[:value]
         if before.rstrip()[-1:] in ("'", "`", ",", "@"):
             return ReadError(f"unexpected '{char}'; expected an expression after the quote", span)
         opener = _innermost_unclosed(before)
         if opener is None:
             return ReadError(f"unexpected '{char}' with no matching opening bracket", span)
         open_char, line, column = opener
+        expected = _CLOSERS[open_char]
         return ReadError(
-            f"unexpected '{char}'; expected '{_CLOSERS[open_char]}' to close '{open_char}' opened at {line}:{column}",
+            f"unexpected '{char}'; expected '{expected}' to close '{open_char}' opened at {line}:{column}",
             span,
         )
+    span = value if isinstance(value, Span) else value.span
     return ReadError("unexpected token; expected an expression", span)
 
 
-def _offset(source: Source, span: Span) -> int:
-    """The character offset of span in its source text."""
-    lines = source.text.split("\n")[: span.line - 1]
-    return sum(len(line) + 1 for line in lines) + span.column - 1
+def _span_at(source: Source, offset: int) -> Span:
+    """The span of the character at offset in source's text."""
+    line_start = source.text.rfind("\n", 0, offset) + 1
+    return Span((source, source.text.count("\n", 0, offset) + 1, offset - line_start + 1))
 
 
 def _unclosed(source: Source) -> ReadError:

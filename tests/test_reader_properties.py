@@ -1,0 +1,48 @@
+"""Properties of the reader on generated text: junk in, ReadError (or forms) out, nothing else."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sexp_tasks.errors import ReadError
+from sexp_tasks.reader import read
+
+# The characters the grammar gives meaning to, plus a few it does not ([ ] @ alone), and
+# whole pieces (tokens, escapes, quote marks) so that generated text nests and breaks in
+# many more ways than single random characters would.
+GRAMMAR_CHARS = "()'`,@\"\\;:#{}[]tfu0123456789abcxyz-+.eE_ \n\t"
+GRAMMAR_PIECES = st.sampled_from(
+    ["(", ")", "{", "}", "'", "`", ",", ",@", '"', "\\", "\\n", "\\u00e9", ";", "#t", "#f", ":", "nil"]
+    + ["1.5", "-2e3", " ", "\n"]
+)
+grammar_text = st.one_of(
+    st.text(alphabet=GRAMMAR_CHARS, max_size=200),
+    st.lists(st.one_of(GRAMMAR_PIECES, st.text(alphabet=GRAMMAR_CHARS, max_size=3)), max_size=80).map(
+        "".join
+    ),
+)
+
+
+def read_or_read_error(text: str) -> None:
+    """Read text; a ReadError is an acceptable outcome, anything else escapes to fail the test."""
+    try:
+        forms = read(text, "gen.sexp")
+    except ReadError as err:
+        assert err.span is not None
+        assert err.span.line >= 1 and err.span.column >= 1
+        assert str(err)
+    else:
+        assert isinstance(forms, list)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_text_reads_or_raises_read_error(text: str) -> None:
+    read_or_read_error(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(grammar_text)
+def test_text_from_grammar_characters_reads_or_raises_read_error(text: str) -> None:
+    read_or_read_error(text)
