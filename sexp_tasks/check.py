@@ -139,6 +139,7 @@ class Checker:
 def global_signatures(runtime: Runtime) -> dict[str, Signature | None]:
     """Signatures of every global the runtime defines (primitives and prelude)."""
     known: dict[str, Signature | None] = {}
+    runtime.library.force_all()
     for name, value in runtime.globals.values.items():
         if isinstance(value, Primitive):
             optional = None if value.max_args is None else value.max_args - value.min_args

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -133,6 +132,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _guarded(args: argparse.Namespace, action: Callable[[], int]) -> int:
     """Run action on a deep stack; turn every error into a message and an exit status."""
     debug = getattr(args, "debug", False)
+    import traceback  # only for --debug, but cheap enough to import before it is needed here
+
     try:
         return run_with_deep_stack(action)
     except SexpError as err:
@@ -165,9 +166,9 @@ def _run(args: argparse.Namespace, settings: Settings, text: str, path: Path | N
         runtime.define(name, value)
     value = runtime.run_source(text, "<eval>") if path is None else runtime.run_file(path, text)
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
-    failed = getattr(value, "failed_summary", None)
-    if failed is not None:
-        print(failed(), file=sys.stderr)
+    failure_line = getattr(value, "failure_line", None)  # a FAILED TaskResult
+    if failure_line is not None and failure_line() is not None:
+        print(failure_line(), file=sys.stderr)
         return EXIT_ERROR
     return EXIT_OK
 

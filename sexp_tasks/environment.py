@@ -27,6 +27,7 @@ class GlobalEnvironment:
     def __init__(self) -> None:
         self.values: dict[str, Value] = {}
         self.resolvers: list[Resolver] = []
+        self.name_sources: list[Callable[[], Iterable[str]]] = []  # names resolvers could give
         self.reserved: Iterable[str] = ()  # special-form names, for suggestions
 
     def define(self, name: str, value: Value) -> None:
@@ -46,6 +47,8 @@ class GlobalEnvironment:
         import difflib  # only on the error path
 
         candidates = set(self.values) | set(self.reserved)
+        for names in self.name_sources:
+            candidates.update(names())
         while scope is not None:
             candidates.update(scope.slots)
             scope = scope.parent

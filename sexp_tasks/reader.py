@@ -1,7 +1,8 @@
 """The reader: text -> AST, with an LALR parser that Lark builds from grammar/sexp.lark.
 
-Lark analyses the grammar and computes the LALR(1) tables (cached on disk); this module
-drives those tables itself with a lexer made from the grammar's own terminals. Lark's
+Lark analyses the grammar and computes the LALR(1) tables (grammar_tables.py, cached on disk
+so that a warm start does not even import Lark); this module drives those tables itself with
+a lexer made from the grammar's own terminals. Lark's
 general-purpose driver and tree builder cost several times as much per token, and reading
 speed matters for large programs. The driver keeps its own stack, so deep nesting never
 recurses in Python.
@@ -14,10 +15,8 @@ import threading
 from collections.abc import Callable, Collection
 from typing import Any
 
-from lark import Lark
-from lark.parsers.lalr_analysis import Shift
-
 from .errors import ReadError
+from .grammar_tables import CHILD_ACTION, GrammarTables, PortableOp, Terminal, load_tables
 from .nodes import DictNode, Keyword, Literal, Node, Symbol, make_list
 from .resources import data_dir
 from .source import Source, Span
@@ -122,8 +121,8 @@ _NEEDS_LOOKAHEAD = {"dict"}
 class _Lexer:
     """Scans with one regex made of the grammar's terminals, building atom nodes as it goes."""
 
-    def __init__(self, terminals: Collection[Any], ignore: Collection[str]) -> None:
-        skipped = [t.pattern.to_regexp() for t in terminals if t.name in ignore]
+    def __init__(self, terminals: Collection[Terminal], ignore: Collection[str]) -> None:
+        skipped = [t.regex for t in terminals if t.name in ignore]
         kept = sorted((t for t in terminals if t.name not in ignore), key=lambda t: -t.priority)
         # The ignored terminals (whitespace, comments) are matched as the tail of the token
         # before them rather than as tokens of their own: half as many matches to iterate.
@@ -134,7 +133,7 @@ class _Lexer:
         # the terminal that matched (match.lastgroup) and where its text ends. A group around
         # the pattern would do the same, but stops the regex engine from passing over the
         # alternatives that cannot match by a look at their first character.
-        tokens = "|".join(f"{t.pattern.to_regexp()}(?P<{t.name}>)" for t in kept)
+        tokens = "|".join(f"{t.regex}(?P<{t.name}>)" for t in kept)
         self._skip = re.compile(skip)
         self._regex = re.compile(f"(?:{tokens}|.(?P<_BAD>)){skip}", re.S)
 
@@ -212,75 +211,40 @@ _REDUCE = "reduce"  # (_REDUCE, size, action, rule): reduce by rule, then look a
 _ACCEPT = "accept"  # (_ACCEPT,): the start symbol is complete
 _NO_OP = (None,)  # no action: a syntax error
 Op = tuple[Any, ...]
+_CODES = {code: code for code in (_OPEN, _SHIFT, _SHIFT_REDUCE, _REDUCE, _ACCEPT)}
+
+
+def _child(children: list[Any]) -> Any:
+    """The action of a `?rule` with one child: the child stands for the rule."""
+    return children[0]
+
+
+def _materialize(op: PortableOp) -> Op:
+    """A table operation with its code as the driver's own constant and its action as a function.
+
+    The driver compares codes by identity, so codes read from the table cache are swapped for
+    the module's constants here.
+    """
+    code = op[0]
+    if code == _APPEND[0]:
+        return _APPEND
+    if code in (_SHIFT_REDUCE, _REDUCE):
+        _, size, action, symbol = op
+        return (_CODES[code], size, _child if action == CHILD_ACTION else _ACTIONS[action], symbol)
+    return (_CODES[code], *op[1:])
 
 
 class _Parser:
-    """Drives the LALR(1) tables Lark computed, with shifts and reductions fused where possible.
+    """Drives the LALR(1) tables Lark computed, with shifts and reductions fused where possible
+    (see grammar_tables.py for how the fused operations are derived)."""
 
-    An LR parser shifts each token and then reduces when the next token shows it should.
-    Where a state reduces by one rule whatever comes next (a "default reduction"), the
-    reduction can happen straight after the shift without changing which token an error is
-    reported at. The constructor follows such chains through the table once, so that at run
-    time an atom in a list costs one table lookup and one append instead of a shift, two
-    reductions and two gotos.
-    """
-
-    def __init__(self, lark: Lark) -> None:
-        parse_table = lark.parser.parser.parser.parse_table
-        self._table: dict[int, dict[str, tuple[Any, Any]]] = parse_table.states
-        self._terminals = {t.name for t in lark.terminals} | {"$END"}
-        self._start = parse_table.start_states["start"]
-        self._end = parse_table.end_states["start"]
-        # Every state is entered by one grammar symbol; an append is only valid where that is `seq`.
-        self._entered_by: dict[int, set[str]] = {}
-        for actions in self._table.values():
-            for symbol, (action, arg) in actions.items():
-                if action is Shift:
-                    self._entered_by.setdefault(arg, set()).add(symbol)
+    def __init__(self, tables: GrammarTables) -> None:
+        self._start = tables.start
+        self._end = tables.end
         self._ops: dict[int, dict[str, Op]] = {
-            state: {symbol: self._compile(state, symbol) for symbol in actions}
-            for state, actions in self._table.items()
+            state: {symbol: _materialize(op) for symbol, op in row.items()}
+            for state, row in tables.ops.items()
         }
-
-    def _default_reduction(self, state: int) -> Any:
-        """The rule state reduces by whatever terminal comes next, or None if it may shift or differ."""
-        actions = [entry for symbol, entry in self._table[state].items() if symbol in self._terminals]
-        if not actions or any(action is Shift or arg is not actions[0][1] for action, arg in actions):
-            return None
-        return actions[0][1]
-
-    def _compile(self, state: int, symbol: str) -> Op:
-        """What to do with symbol in state: the table's shift or reduce, fused with default reductions."""
-        action, arg = self._table[state][symbol]
-        if action is not Shift:
-            return (_REDUCE, len(arg.expansion), self._action(arg), arg.origin.name)
-        target = arg
-        if target == self._end:
-            return (_ACCEPT,)
-        rule = self._default_reduction(target)
-        if rule is None or rule.alias in _NEEDS_LOOKAHEAD:
-            return (_SHIFT, target)  # the reduction waits for the next token, as in any LR parser
-        size, origin = len(rule.expansion), rule.origin.name
-        if size == 1 and rule.options.expand1 and not rule.alias:
-            return self._compile(state, origin)  # `?rule` with one child: the child stands for it
-        if size == 0 and rule.alias == "seq_empty":
-            after = self._compile(target, origin)
-            assert after[0] is _SHIFT, f"unexpected table shape after {rule}"
-            return (_OPEN, target, after[1])
-        if rule.alias == "seq_add" and self._entered_by[state] == {origin}:
-            # `seq: seq item` pops back to the state below `state`, whose goto on seq is `state`.
-            return _APPEND
-        if size < 2:
-            return (_SHIFT, target)  # parse() fuses only rules of two or more symbols; none is shorter
-        return (_SHIFT_REDUCE, size, self._action(rule), origin)
-
-    @staticmethod
-    def _action(rule: Any) -> Action:
-        if rule.options.expand1 and not rule.alias:
-            return lambda children: children[0]
-        action = _ACTIONS.get(rule.alias or rule.origin.name)
-        assert action is not None, f"no action for grammar rule {rule}"
-        return action
 
     def parse(self, tokens: Tokens, source: Source) -> list[Node]:
         """Return the value of the start rule for the tokens."""
@@ -395,10 +359,9 @@ class Reader:
     """Reads program text into AST nodes."""
 
     def __init__(self) -> None:
-        grammar = (data_dir("grammar") / "sexp.lark").read_text()
-        lark = Lark(grammar, parser="lalr", lexer="basic", cache=True, maybe_placeholders=False)
-        self._lexer = _Lexer(lark.terminals, lark.lexer_conf.ignore)
-        self._parser = _Parser(lark)
+        tables = load_tables(data_dir("grammar") / "sexp.lark", set(_ACTIONS), _NEEDS_LOOKAHEAD)
+        self._lexer = _Lexer(tables.terminals, tables.ignore)
+        self._parser = _Parser(tables)
 
     def read(self, text: str, origin: str = "<input>") -> list[Node]:
         """Return the top-level forms of `text`; raise ReadError with a position on bad syntax."""

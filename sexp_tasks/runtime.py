@@ -12,6 +12,7 @@ from .deepstack import allow_recursion
 from .environment import TOP_FRAME, GlobalEnvironment
 from .errors import FileError
 from .forms import SPECIAL_FORMS
+from .library import LazyDefinitions
 from .nodes import Node
 from .primitives import install_primitives
 from .reader import read
@@ -36,7 +37,8 @@ class Runtime:
         self.workspace = Workspace(self.settings.workspace)
         self._loading: list[Path] = []
         install_primitives(self.globals, self)
-        self.run_file(data_dir("stdlib") / "prelude.sexp")
+        self.library = LazyDefinitions(self.compiler, self.globals)
+        self.library.add_file(data_dir("stdlib") / "prelude.sexp")
 
     # The pipeline ------------------------------------------------------------------------
     def run_source(self, text: str, origin: str = "<input>") -> Value:

@@ -1,0 +1,67 @@
+"""Library files (the prelude), defined lazily: each top-level definition is compiled the first
+time a program looks its name up.
+
+A program that uses three prelude procedures compiles three, not sixty; start-up time is most
+of what a short `sexp eval` costs. Library files may hold only definitions, so running them
+out of order cannot change what they mean.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .compiler import Compiler
+from .environment import TOP_FRAME, GlobalEnvironment
+from .errors import FormError
+from .nodes import FunctionCallNode, Node, Symbol
+from .reader import read
+from .values import Value
+
+
+class LazyDefinitions:
+    """Top-level definitions waiting to be compiled; a resolver of the global environment."""
+
+    def __init__(self, compiler: Compiler, globals_: GlobalEnvironment) -> None:
+        self._compiler = compiler
+        self._globals = globals_
+        self._pending: dict[str, Node] = {}
+        globals_.resolvers.append(self.resolve)
+        globals_.name_sources.append(lambda: self._pending)
+
+    def add_file(self, path: Path) -> None:
+        """Read a library file; every form must be a (define ...)."""
+        for form in read(path.read_text(encoding="utf-8"), str(path)):
+            name = _defined_name(form)
+            if name is None:
+                span = getattr(form, "span", None)
+                raise FormError("a library file may only hold (define ...) forms", span)
+            self._pending[name] = form
+
+    @property
+    def names(self) -> list[str]:
+        """The names not yet compiled."""
+        return list(self._pending)
+
+    def resolve(self, name: str) -> Value | None:
+        """Compile and run the definition of name, if it is pending; its value."""
+        form = self._pending.pop(name, None)
+        if form is None:
+            return None
+        self._compiler.compile(form, None)(TOP_FRAME)
+        return self._globals.values.get(name)
+
+    def force_all(self) -> None:
+        """Define everything still pending (for tools that list every global)."""
+        for name in list(self._pending):
+            if name not in self._globals.values:
+                self.resolve(name)
+
+
+def _defined_name(form: Node) -> str | None:
+    if isinstance(form, FunctionCallNode) and form.name == "define" and form.args:
+        target = form.args[0]
+        if isinstance(target, Symbol):
+            return target.name
+        if isinstance(target, FunctionCallNode):
+            return target.name
+    return None
