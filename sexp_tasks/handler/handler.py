@@ -1,0 +1,217 @@
+"""The Handler: one task execution's conversation under its turn and context budgets (SPEC §4)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..tasks.results import COMPLETE, FAILED, TaskError, TaskResult
+from . import llm, tokens
+from .llm import ModelReply, ProviderError
+from .output import instructions, read_answer
+from .services import MockScript, fingerprint
+from .tools import ToolBox
+from .types import HandlerConfig, HandlerServices, TaskPrompt
+
+
+class _Stop(Exception):
+    """Ends the conversation with a FAILED result carrying error and partial content."""
+
+    def __init__(self, error: TaskError, partial: str = "") -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.partial = partial
+
+
+class Handler:
+    """Runs one TaskPrompt: builds the messages, loops over tool calls, reads the answer."""
+
+    def __init__(self, config: HandlerConfig, services: HandlerServices) -> None:
+        self.config = config
+        self.services = services
+        self.mock = services.mock
+        if not services.mock.entries and config.mock_responses:
+            self.mock = MockScript(list(config.mock_responses))
+        self.tools = ToolBox(config.tools, config.workspace, config.script_timeout, services.ask_user)
+        self.turns = 0
+        self.context_tokens = 0
+        self.context_limit = 0
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0}
+        self.cost_usd = 0.0
+        self.latency_ms = 0.0
+        self.warnings: list[str] = [
+            f"tool {name!r} is not available to this Handler" for name in self.tools.unknown()
+        ]
+        self.partial = ""
+
+    def run(self, prompt: TaskPrompt) -> TaskResult:
+        """The TaskResult of the conversation; failures are FAILED results, never exceptions."""
+        model = prompt.model or self.config.model
+        self.context_limit = int(self.config.max_context_window_fraction * llm.input_window(model))
+        try:
+            reply = self._converse(model, prompt, self.messages(prompt))
+        except _Stop as stop:
+            return self._result(prompt, model, stop.partial, FAILED, error=stop.error)
+        reading = read_answer(reply.content, prompt.output)
+        self.warnings.extend(reading.warnings)
+        if reading.violations:
+            error = TaskError(
+                "TASK_FAILURE",
+                "the output does not match the declared format: " + "; ".join(reading.violations),
+                reason="output_format_failure",
+                violations=reading.violations,
+            )
+            return self._result(
+                prompt, model, reading.content, FAILED, reading.notes, error=error, parsed=reading.parsed
+            )
+        return self._result(prompt, model, reading.content, COMPLETE, reading.notes, parsed=reading.parsed)
+
+    def messages(self, prompt: TaskPrompt) -> list[dict[str, Any]]:
+        """The system message (base, template, output instructions) and the user message."""
+        system = "\n\n".join(
+            p for p in (self.config.system_prompt, prompt.system, instructions(prompt.output)) if p
+        )
+        user = prompt.instructions if not prompt.context else f"{prompt.instructions}\n\n{prompt.context}"
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def _converse(self, model: str, prompt: TaskPrompt, messages: list[dict[str, Any]]) -> ModelReply:
+        """Call the model until it answers without tool calls; _Stop on any failure."""
+        schemas = self.tools.schemas() or None
+        while True:
+            self._check_budget(messages, schemas)
+            reply = self._call(model, prompt.template, messages, schemas)
+            self.turns += 1
+            self.partial = reply.content or self.partial
+            if reply.finish_reason == "length":
+                raise _Stop(
+                    self._exhausted("output", "the answer was cut off at the model's output limit"),
+                    reply.content,
+                )
+            if not reply.tool_calls:
+                if not reply.content.strip():
+                    raise _Stop(TaskError("INVALID_OUTPUT", "the model gave an empty answer"))
+                return reply
+            messages.append(self._assistant_message(reply))
+            for call in reply.tool_calls:
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": self._run_tool(call)})
+
+    def _run_tool(self, call: dict[str, Any]) -> str:
+        """The tool's answer; arguments that are not a JSON object are INVALID_OUTPUT."""
+        try:
+            arguments = json.loads(call["arguments"] or "{}")
+        except json.JSONDecodeError as err:
+            raise _Stop(
+                TaskError(
+                    "INVALID_OUTPUT",
+                    f"the arguments of tool call {call['name']!r} are not JSON: {err.msg}",
+                    details={"arguments": call["arguments"][:500]},
+                ),
+                self.partial,
+            )
+        if not isinstance(arguments, dict):
+            raise _Stop(
+                TaskError(
+                    "INVALID_OUTPUT", f"the arguments of tool call {call['name']!r} are not a JSON object"
+                ),
+                self.partial,
+            )
+        if call["name"] == "ask_user" and "ask_user" in self.config.tools:
+            self.turns += 1  # interactive input counts as a turn
+        return self.tools.run(call["name"], arguments)
+
+    @staticmethod
+    def _assistant_message(reply: ModelReply) -> dict[str, Any]:
+        calls = [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c in reply.tool_calls
+        ]
+        return {"role": "assistant", "content": reply.content or None, "tool_calls": calls}
+
+    def _check_budget(self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None) -> None:
+        """Refuse (before sending) a call past max_turns or the context limit; warn past the threshold."""
+        self.context_tokens = tokens.count_messages(messages, schemas)
+        if self.turns + 1 > self.config.max_turns:
+            raise _Stop(
+                self._exhausted("turns", f"the task needs more than {self.config.max_turns} turns"),
+                self.partial,
+            )
+        if self.context_tokens > self.context_limit:
+            raise _Stop(
+                self._exhausted(
+                    "context",
+                    f"the conversation needs {self.context_tokens} tokens, over "
+                    f"the limit of {self.context_limit}",
+                ),
+                self.partial,
+            )
+        threshold = self.config.warning_fraction
+        if self.context_tokens > threshold * self.context_limit:
+            self._warn_once(f"context at {self.context_tokens} of {self.context_limit} tokens")
+        if self.turns and self.turns + 1 > threshold * self.config.max_turns:
+            self._warn_once(f"turn {self.turns + 1} of at most {self.config.max_turns}")
+
+    def _warn_once(self, text: str) -> None:
+        kind = text.split()[0]
+        if not any(w.startswith(kind) for w in self.warnings):
+            self.warnings.append(text)
+            self.services.warn(text)
+
+    def _exhausted(self, resource: str, message: str) -> TaskError:
+        return TaskError("RESOURCE_EXHAUSTION", message, resource=resource, metrics=self._resources())
+
+    def _call(
+        self, model: str, template: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
+    ) -> ModelReply:
+        """One model call: from the cassette when replaying, else through litellm (recorded when asked)."""
+        cassette = self.services.cassette
+        key = fingerprint(model, messages, schemas) if cassette else ""
+        if cassette is not None and cassette.replaying:
+            reply = cassette.replay(key, model)
+        else:
+            mock = self.mock.next(template) if model.startswith("mock/") else None
+            c = self.config
+            try:
+                reply = llm.complete(model, messages, schemas, c.api_base, c.num_retries, c.timeout, mock)
+            except ProviderError as err:
+                raise _Stop(
+                    TaskError("TASK_FAILURE", err.message, reason=err.kind, details={"model": model}),
+                    self.partial,
+                )
+            if cassette is not None:
+                cassette.record(key, model, reply)
+        self.usage["prompt_tokens"] += reply.prompt_tokens
+        self.usage["completion_tokens"] += reply.completion_tokens
+        self.cost_usd += reply.cost_usd
+        self.latency_ms += reply.latency_ms
+        return reply
+
+    def _resources(self) -> dict[str, Any]:
+        return {
+            "turns": self.turns,
+            "max_turns": self.config.max_turns,
+            "context_tokens": self.context_tokens,
+            "context_limit": self.context_limit,
+        }
+
+    def _result(
+        self,
+        prompt: TaskPrompt,
+        model: str,
+        content: str,
+        status: str,
+        notes: dict[str, Any] | None = None,
+        error: TaskError | None = None,
+        parsed: Any = None,
+    ) -> TaskResult:
+        """A TaskResult whose notes carry the model's notes and this session's metrics."""
+        all_notes = dict(notes or {})
+        all_notes.update(
+            template=prompt.template,
+            model=model,
+            usage=dict(self.usage),
+            cost_usd=round(self.cost_usd, 8),
+            latency_ms=round(self.latency_ms, 1),
+            resources=self._resources(),
+            warnings=list(self.warnings),
+        )
+        return TaskResult(content=content, status=status, notes=all_notes, parsed_content=parsed, error=error)

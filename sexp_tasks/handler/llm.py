@@ -1,0 +1,180 @@
+"""The one module that imports litellm: a model call in, a ModelReply or a ProviderError out."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+DEFAULT_INPUT_WINDOW = 100_000
+_KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
+
+
+@dataclass
+class ModelReply:
+    """One assistant message and what it cost."""
+
+    content: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"id", "name", "arguments": str}
+    finish_reason: str | None = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+
+
+@dataclass
+class MockReply:
+    """A scripted answer for a mock/ model: content and tool calls ({"name", "arguments"})."""
+
+    content: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ProviderError(Exception):
+    """A model call that failed after litellm's retries; kind is the TASK_FAILURE reason."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@cache
+def _litellm() -> Any:
+    """litellm, imported on first use, offline-safe and quiet."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def scrub(text: str, shaped: bool = True) -> str:
+    """text with every API key from the environment (and, if shaped, anything like `sk-...`) masked."""
+    for name, value in os.environ.items():
+        if value and len(value) >= 8 and ("API_KEY" in name or name.endswith("_TOKEN")):
+            text = text.replace(value, "***")
+    return _KEY_PATTERN.sub("sk-***", text) if shaped else text
+
+
+def input_window(model: str) -> int:
+    """The model's input window in tokens from litellm's model info, 100,000 when unknown."""
+    name = "openai/" + model.removeprefix("mock/") if model.startswith("mock/") else model
+    try:
+        info = _litellm().get_model_info(name)
+    except Exception:
+        return DEFAULT_INPUT_WINDOW
+    window = info.get("max_input_tokens") or info.get("max_tokens")
+    return int(window) if window else DEFAULT_INPUT_WINDOW
+
+
+def complete(
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    api_base: str | None = None,
+    num_retries: int = 0,
+    timeout: float = 600.0,
+    mock: MockReply | None = None,
+) -> ModelReply:
+    """Send one chat completion through litellm; ProviderError when it fails."""
+    litellm = _litellm()
+    options: dict[str, Any] = {"num_retries": num_retries, "timeout": timeout}
+    if tools:
+        options["tools"] = tools
+    if mock is not None:
+        # litellm refuses an unknown provider, so mock/<name> answers as openai/<name>, no HTTP.
+        model = "openai/" + model.removeprefix("mock/")
+        options["mock_response"] = mock.content
+        if mock.tool_calls:
+            options["mock_tool_calls"] = _mock_tool_calls(mock.tool_calls)
+    elif api_base:
+        options["api_base"] = api_base
+    started = time.perf_counter()
+    try:
+        response = litellm.completion(model=model, messages=messages, **options)
+    except Exception as exc:
+        raise _translate(litellm, exc) from None
+    latency = (time.perf_counter() - started) * 1000
+    return _reply(litellm, response, latency, is_mock=mock is not None)
+
+
+def _mock_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Scripted {"name", "arguments"} calls in the OpenAI shape litellm's mock expects."""
+    shaped = []
+    for index, call in enumerate(calls, 1):
+        arguments = call.get("arguments", {})
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        shaped.append(
+            {
+                "id": f"call_mock_{index}",
+                "type": "function",
+                "function": {"name": call.get("name", ""), "arguments": text},
+            }
+        )
+    return shaped
+
+
+def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> ModelReply:
+    """A ModelReply from a litellm ModelResponse."""
+    choice = response.choices[0]
+    message = choice.message
+    calls = [
+        {
+            "id": call.id or f"call_{i}",
+            "name": call.function.name or "",
+            "arguments": call.function.arguments or "",
+        }
+        for i, call in enumerate(message.tool_calls or [], 1)
+    ]
+    usage = getattr(response, "usage", None)
+    cost = 0.0
+    if not is_mock:
+        try:
+            cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+        except Exception:
+            cost = 0.0  # litellm has no price for this model
+    return ModelReply(
+        content=message.content or "",
+        tool_calls=calls,
+        finish_reason=choice.finish_reason,
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cost_usd=cost,
+        latency_ms=round(latency_ms, 1),
+    )
+
+
+def _translate(litellm: Any, exc: Exception) -> ProviderError:
+    """One ProviderError, with a reason and a key-free message, for any litellm failure."""
+    table: list[tuple[Any, str, str]] = [
+        (
+            litellm.ContextWindowExceededError,
+            "context_window",
+            "the prompt is longer than the model's context window",
+        ),
+        (litellm.RateLimitError, "rate_limit", "the provider's rate limit was hit (retries exhausted)"),
+        (litellm.Timeout, "timeout", "the model did not answer in time"),
+        (litellm.AuthenticationError, "authentication", "the provider refused the API key (check it is set)"),
+        (litellm.PermissionDeniedError, "authentication", "the provider denied access to this model"),
+        (litellm.NotFoundError, "bad_request", "the provider does not know this model or endpoint"),
+        (litellm.BadRequestError, "bad_request", "the provider rejected the request"),
+        (litellm.APIConnectionError, "connection", "cannot reach the provider"),
+    ]
+    for kind_class, kind, text in table:
+        if isinstance(exc, kind_class):
+            return ProviderError(kind, f"{text}: {_detail(exc)}")
+    status = getattr(exc, "status_code", None)
+    label = f"provider error (HTTP {status})" if status else "provider error"
+    return ProviderError("provider_error", f"{label}: {_detail(exc)}")
+
+
+def _detail(exc: Exception) -> str:
+    """The exception's own message, shortened and scrubbed of keys."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return scrub(text[:300])

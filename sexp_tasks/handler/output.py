@@ -1,0 +1,133 @@
+"""The output protocol (SPEC §3.4): what the model is asked for, and how its answer is read."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..xmltools import split_answer
+from .types import OutputSpec
+
+_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+_KIND_TEXT = {
+    "object": "a JSON object",
+    "array": "a JSON array",
+    "[]": "a JSON array",
+    "string[]": "a JSON array of strings",
+    "number": "a JSON number",
+    "integer": "a JSON integer",
+    "boolean": "a JSON boolean (true or false)",
+    "string": "a JSON string",
+}
+
+
+def instructions(spec: OutputSpec) -> str | None:
+    """The output instructions for the system message; None when the template manages its own."""
+    if spec.disable_reparsing or spec.manual_xml:
+        return _json_sentence(spec) if spec.type == "json" else None
+    parts = [
+        "Put your answer inside <output>...</output>. After it, add "
+        "<notes><data_usage>how you used the data you were given</data_usage></notes>.",
+    ]
+    if spec.type == "json":
+        parts.append(_json_sentence(spec) + " Write the JSON directly inside <output>, without code fences.")
+    return "\n".join(parts)
+
+
+def _json_sentence(spec: OutputSpec) -> str:
+    if spec.json_schema is not None:
+        return "The output must be JSON valid against this JSON Schema: " + json.dumps(spec.json_schema)
+    return f"The output must be {_KIND_TEXT.get(spec.schema or '', 'JSON')}."
+
+
+@dataclass
+class Reading:
+    """What an answer gave: content, parsed content, notes, warnings, and any format violations."""
+
+    content: str
+    parsed: Any = None
+    notes: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    violations: list[str] | None = None
+
+
+def read_answer(text: str, spec: OutputSpec) -> Reading:
+    """Split the answer leniently (unless reparsing is off), then parse and check JSON output."""
+    reading = Reading(text)
+    if not spec.disable_reparsing:
+        answer = split_answer(text)
+        if answer.output is not None:
+            reading.content = answer.output
+        reading.warnings = [
+            f"{p}; the whole answer is taken as the content" if "output" in p else p for p in answer.problems
+        ]
+        reading.notes = _notes(answer.notes)
+    if spec.type == "json":
+        reading.parsed, reading.violations = check_json(reading.content, spec)
+    return reading
+
+
+def _notes(raw: dict[str, Any]) -> dict[str, Any]:
+    """The model's notes under the keys of SPEC §3.3 (data_usage → dataUsage, success as a bool)."""
+    notes: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "data_usage":
+            notes["dataUsage"] = value
+        elif key == "success" and value.lower() in ("true", "false"):
+            notes["success"] = value.lower() == "true"
+        else:
+            notes[key] = value
+    return notes
+
+
+def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
+    """The parsed JSON and None, or (None | value, violations) when it is not JSON or breaks the schema."""
+    fenced = _FENCE.match(content)
+    text = fenced.group(1) if fenced else content
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        return None, [f"the output is not JSON: {err.msg} at line {err.lineno} column {err.colno}"]
+    if spec.json_schema is not None:
+        return value, _schema_violations(value, spec.json_schema)
+    if spec.schema and not _matches_kind(value, spec.schema):
+        return value, [
+            f"the output must be {_KIND_TEXT.get(spec.schema, spec.schema)}, not {type_name(value)}"
+        ]
+    return value, None
+
+
+def _matches_kind(value: Any, kind: str) -> bool:
+    match kind:
+        case "object":
+            return isinstance(value, dict)
+        case "array" | "[]":
+            return isinstance(value, list)
+        case "string[]":
+            return isinstance(value, list) and all(isinstance(v, str) for v in value)
+        case "number":
+            return isinstance(value, int | float) and not isinstance(value, bool)
+        case "integer":
+            return isinstance(value, int) and not isinstance(value, bool)
+        case "boolean":
+            return isinstance(value, bool)
+        case "string":
+            return isinstance(value, str)
+    return True  # an unknown kind was refused when the template loaded
+
+
+def _schema_violations(value: Any, schema: dict[str, Any]) -> list[str] | None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    found = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+    return found or None
+
+
+def type_name(value: Any) -> str:
+    """The JSON name of a value's type."""
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")

@@ -1,0 +1,134 @@
+"""Services shared by every Handler of one run: the mock script and the record/replay cassette."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..errors import SexpError
+from .llm import MockReply, ModelReply, scrub
+
+
+class ServiceError(SexpError):
+    """A mock script or cassette that cannot be used (stops the program, exit 1)."""
+
+    error_type = "HANDLER_ERROR"
+
+
+class MockScript:
+    """Scripted replies for mock/ models, used in order, the last one repeating (thread-safe)."""
+
+    def __init__(self, entries: list[Any] | None = None) -> None:
+        self.entries = [_check_entry(e, i) for i, e in enumerate(entries or [])]
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> MockScript:
+        """The script in a JSON file holding a list of strings or {"content", "tool_calls"} objects."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ServiceError(f"mock responses: no such file '{path}'") from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise ServiceError(f"mock responses: cannot read '{path}': {err}") from None
+        except json.JSONDecodeError as err:
+            raise ServiceError(
+                f"mock responses: '{path}' is not JSON: {err.msg} (line {err.lineno})"
+            ) from None
+        if not isinstance(data, list):
+            raise ServiceError(f"mock responses: '{path}' must hold a JSON list of replies")
+        return cls(data)
+
+    def next(self, template: str) -> MockReply:
+        """The next scripted reply, or `mock response <n> for <template>` without a script."""
+        with self._lock:
+            self.calls += 1
+            if not self.entries:
+                return MockReply(f"mock response {self.calls} for {template}")
+            entry = self.entries[min(self.calls, len(self.entries)) - 1]
+        if isinstance(entry, str):
+            return MockReply(entry)
+        return MockReply(str(entry.get("content") or ""), list(entry.get("tool_calls") or []))
+
+
+def _check_entry(entry: Any, index: int) -> Any:
+    if isinstance(entry, str):
+        return entry
+    if isinstance(entry, dict) and isinstance(entry.get("tool_calls", []), list):
+        for call in entry.get("tool_calls") or []:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise ServiceError(f'mock responses: entry {index + 1}: a tool call needs a "name"')
+        return entry
+    raise ServiceError(f'mock responses: entry {index + 1} must be a string or {{"content", "tool_calls"}}')
+
+
+def fingerprint(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+    """A stable key for a request: sha256 of its model, messages and tools."""
+    text = json.dumps({"model": model, "messages": messages, "tools": tools or []}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Cassette:
+    """Model replies recorded to, or replayed from, a JSONL file keyed by the request."""
+
+    def __init__(self, path: str | Path, mode: str) -> None:
+        if mode not in ("record", "replay"):
+            raise ValueError(f"cassette mode must be record or replay, not {mode!r}")
+        self.path = Path(path)
+        self.mode = mode
+        self._lock = threading.Lock()
+        self._replies: dict[str, list[dict[str, Any]]] = {}
+        self._served: dict[str, int] = {}
+        if mode == "replay":
+            self._load()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("", encoding="utf-8")
+
+    @property
+    def replaying(self) -> bool:
+        return self.mode == "replay"
+
+    def _load(self) -> None:
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except OSError as err:
+            raise ServiceError(f"replay: cannot read cassette '{self.path}': {err.strerror or err}") from None
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                self._replies.setdefault(entry["key"], []).append(entry["reply"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise ServiceError(
+                    f"replay: cassette '{self.path}' line {number} is not a recorded reply"
+                ) from None
+
+    def replay(self, key: str, model: str) -> ModelReply:
+        """The recorded reply for this request (in recorded order); ServiceError when there is none."""
+        with self._lock:
+            replies = self._replies.get(key)
+            if not replies:
+                raise ServiceError(
+                    f"replay: cassette '{self.path}' has no recorded reply for this request to {model} "
+                    f"(key {key[:12]}); record it again with --record"
+                )
+            index = self._served.get(key, 0)
+            self._served[key] = index + 1
+            reply = dict(replies[min(index, len(replies) - 1)])
+        reply["latency_ms"] = 0.0
+        return ModelReply(**reply)
+
+    def record(self, key: str, model: str, reply: ModelReply) -> None:
+        """Append one reply (no headers, keys or api_base: nothing secret is written)."""
+        line = scrub(
+            json.dumps({"key": key, "model": model, "reply": asdict(reply)}, sort_keys=True), shaped=False
+        )
+        with self._lock, self.path.open("a", encoding="utf-8") as stream:
+            stream.write(line + "\n")

@@ -1,0 +1,38 @@
+"""The one module that imports tiktoken: message token counts, offline (SPEC §1)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from functools import cache
+from typing import Any
+
+
+@cache
+def _encoding() -> Any:
+    """cl100k_base, loaded once per process from the copy litellm ships."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is not None and spec.submodule_search_locations:
+        package = list(spec.submodule_search_locations)[0]
+        os.environ["TIKTOKEN_CACHE_DIR"] = os.path.join(package, "litellm_core_utils", "tokenizers")
+    import tiktoken
+
+    return tiktoken.get_encoding("cl100k_base")
+
+
+def count_text(text: str) -> int:
+    """The number of tokens in text."""
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def count_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
+    """Tokens a chat request takes: each message's text and tool calls, the tool schemas, framing."""
+    total = 3
+    for message in messages:
+        total += 4 + count_text(str(message.get("content") or ""))
+        for call in message.get("tool_calls") or []:
+            total += count_text(json.dumps(call, sort_keys=True))
+    if tools:
+        total += count_text(json.dumps(tools, sort_keys=True))
+    return total

@@ -1,0 +1,117 @@
+"""The tools a Handler may offer the model (OpenAI function schemas) and what running one does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import SexpError
+from ..workspace import Workspace
+from .commands import cap, run_command
+
+
+def _schema(name: str, description: str, **properties: str) -> dict[str, Any]:
+    required = [key for key in properties if not key.endswith("_")]
+    props = {key.rstrip("_"): {"type": "string", "description": text} for key, text in properties.items()}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": props, "required": required},
+        },
+    }
+
+
+TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
+    "read_file": _schema(
+        "read_file", "Read a UTF-8 text file in the workspace.", path="Path relative to the workspace."
+    ),
+    "list_files": _schema(
+        "list_files",
+        "List the entries of a directory in the workspace.",
+        path_="Directory relative to the workspace (default: the workspace).",
+    ),
+    "write_file": _schema(
+        "write_file",
+        "Write a UTF-8 text file in the workspace (replacing it).",
+        path="Path relative to the workspace.",
+        content="The whole new text.",
+    ),
+    "run_command": _schema(
+        "run_command",
+        "Run a command (no shell) in the workspace; returns its output.",
+        command="The command line, e.g. `pytest -q tests/test_x.py`.",
+    ),
+    "ask_user": _schema(
+        "ask_user", "Ask the user a question and get their answer.", question="The question to ask."
+    ),
+}
+LIST_LIMIT = 1000
+
+
+class ToolBox:
+    """Runs the tools named in the config; every failure is an answer to the model, not a crash."""
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        workspace: Path,
+        script_timeout: float,
+        ask_user: Callable[[str], str] | None,
+    ) -> None:
+        self.names = names
+        self.workspace = Workspace(workspace)
+        self.script_timeout = script_timeout
+        self.ask_user = ask_user
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The schemas of the offered tools, in the order the config lists them."""
+        return [TOOL_SCHEMAS[name] for name in self.names if name in TOOL_SCHEMAS]
+
+    def unknown(self) -> list[str]:
+        """Names in the config this Handler has no tool for."""
+        return [name for name in self.names if name not in TOOL_SCHEMAS]
+
+    def run(self, name: str, arguments: dict[str, Any]) -> str:
+        """The tool's answer as text; errors come back as `error: ...`."""
+        if name not in self.names or name not in TOOL_SCHEMAS:
+            return f"error: no tool named {name!r} is available"
+        try:
+            return getattr(self, f"_{name}")(**arguments)
+        except TypeError as err:
+            return f"error: {name}: bad arguments ({err})"
+        except SexpError as err:
+            return f"error: {err.message}"
+        except (OSError, ValueError) as err:
+            return f"error: {name}: {err}"
+
+    def _read_file(self, path: str) -> str:
+        return cap(self.workspace.read_text(str(path)))
+
+    def _list_files(self, path: str = ".") -> str:
+        directory = self.workspace.resolve(str(path), "list_files")
+        if not directory.is_dir():
+            return f"error: list_files: '{path}' is not a directory"
+        entries = sorted(entry.name + ("/" if entry.is_dir() else "") for entry in directory.iterdir())
+        more = f"\n[... {len(entries) - LIST_LIMIT} more]" if len(entries) > LIST_LIMIT else ""
+        return "\n".join(entries[:LIST_LIMIT]) + more
+
+    def _write_file(self, path: str, content: str) -> str:
+        self.workspace.write_text(str(path), str(content))
+        return f"wrote {len(str(content))} characters to {path}"
+
+    def _run_command(self, command: str) -> str:
+        try:
+            outcome = run_command(str(command), self.workspace.root, self.script_timeout)
+        except FileNotFoundError:
+            return f"error: run_command: cannot start {command!r}: command not found"
+        status = "timed out" if outcome.timed_out else f"exit code {outcome.exit_code}"
+        return json.dumps({"status": status, "stdout": outcome.stdout, "stderr": outcome.stderr})
+
+    def _ask_user(self, question: str) -> str:
+        if self.ask_user is None:
+            return "error: ask_user: no user is available to answer in this run"
+        return self.ask_user(str(question))

@@ -1,0 +1,76 @@
+"""The contract between the Task System and a Handler.
+
+The Task System renders a template into a TaskPrompt (substitution is the Evaluator's job and
+is finished before a Handler sees the text); a Handler runs the conversation under the
+budgets of its HandlerConfig and returns a TaskResult (sexp_tasks.tasks.results).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .services import Cassette, MockScript
+
+BASE_SYSTEM_PROMPT = "You are a careful assistant that completes one well-defined task at a time."
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """How the answer must look: see SPEC §3.4."""
+
+    type: str = "text"  # text | json
+    schema: str | None = None  # object | array | [] | string[] | number | boolean | string
+    json_schema: dict[str, Any] | None = None
+    manual_xml: bool = False
+    disable_reparsing: bool = False
+
+
+@dataclass(frozen=True)
+class TaskPrompt:
+    """A rendered task: the messages' parts, the output protocol, and what to record in notes."""
+
+    template: str  # the template's name, for notes and the default mock reply
+    instructions: str  # substituted: the user message starts with this
+    system: str | None = None  # the template's own system text (the Handler adds base and output parts)
+    context: str | None = None  # a context block appended to the user message, when there is context
+    output: OutputSpec = OutputSpec()
+    model: str | None = None  # the resolved model string (litellm form, or mock/<name>)
+
+
+@dataclass(frozen=True)
+class HandlerConfig:
+    """Immutable settings of one Handler."""
+
+    model: str
+    api_base: str | None = None
+    provider: str | None = None
+    max_turns: int = 10
+    max_context_window_fraction: float = 0.8
+    warning_fraction: float = 0.8
+    system_prompt: str = BASE_SYSTEM_PROMPT
+    tools: tuple[str, ...] = ()
+    num_retries: int = 2
+    timeout: float = 600.0
+    workspace: Path = field(default_factory=Path.cwd)
+    script_timeout: float = 60.0
+    mock_responses: tuple[Any, ...] | None = None  # scripted replies for mock/ models
+
+
+@dataclass
+class HandlerServices:
+    """Mutable services shared by every Handler of a run: mock script, cassette, user, warnings."""
+
+    mock: MockScript = field(default_factory=lambda: _services().MockScript())
+    cassette: Cassette | None = None
+    ask_user: Callable[[str], str] | None = None
+    warn: Callable[[str], None] = field(default=lambda message: None)
+
+
+def _services() -> Any:
+    from . import services
+
+    return services

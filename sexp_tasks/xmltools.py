@@ -1,0 +1,135 @@
+"""Everything XML, through lxml: template documents, schema validation, lenient answer parsing.
+
+Nothing outside this module touches lxml: documents come back as plain XmlNode trees.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .errors import SexpError
+from .source import Source, Span
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "task.xsd"
+
+
+class TemplateError(SexpError):
+    """A template that is not well-formed XML, or breaks the schema or a rule."""
+
+    def __init__(self, error_type: str, message: str, span: Span | None = None) -> None:
+        super().__init__(message, span)
+        self.error_type = error_type
+
+
+@dataclass
+class XmlNode:
+    """An element: tag, attributes, text (all of it, children's included), children, line."""
+
+    tag: str
+    attributes: dict[str, str]
+    text: str
+    children: list[XmlNode] = field(default_factory=list)
+    line: int = 0
+
+    def child(self, tag: str) -> XmlNode | None:
+        return next((c for c in self.children if c.tag == tag), None)
+
+    def all(self, tag: str) -> list[XmlNode]:
+        return [c for c in self.children if c.tag == tag]
+
+
+@cache
+def _schema() -> Any:
+    from lxml import etree
+
+    return etree.XMLSchema(etree.parse(str(SCHEMA_PATH)))
+
+
+def parse_template_document(text: str, origin: str) -> tuple[list[XmlNode], Source]:
+    """The <task> elements of a template file, validated against the XSD."""
+    from lxml import etree
+
+    source = Source(origin, text)
+    try:
+        parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True)
+        root = etree.fromstring(text.encode("utf-8"), parser)
+    except etree.XMLSyntaxError as err:
+        line, column = err.position if err.position else (1, 1)
+        raise TemplateError(
+            "XML_PARSE_ERROR", f"not well-formed XML: {err.msg}", Span((source, line, column))
+        ) from None
+    schema = _schema()
+    if not schema.validate(root):
+        entry = schema.error_log[0]
+        message = entry.message.replace("{http://www.w3.org/2001/XMLSchema}", "")
+        raise TemplateError("VALIDATION_ERROR", f"schema: {message}", Span((source, entry.line, 1)))
+    elements = [root] if root.tag == "task" else list(root)
+    return [_convert(e) for e in elements if isinstance(e.tag, str)], source
+
+
+def _convert(element: Any) -> XmlNode:
+    return XmlNode(
+        tag=element.tag,
+        attributes=dict(element.attrib),
+        text="".join(element.itertext()),
+        children=[_convert(c) for c in element if isinstance(c.tag, str)],
+        line=element.sourceline or 0,
+    )
+
+
+def parse_notes(text: str) -> dict[str, Any]:
+    """The children of a <notes> section as a dict, read leniently (lxml's recover mode)."""
+    from lxml import etree
+
+    parser = etree.XMLParser(recover=True, resolve_entities=False, no_network=True)
+    root = etree.fromstring(f"<notes>{text}</notes>".encode(), parser)
+    if root is None:
+        return {}
+    notes: dict[str, Any] = {}
+    for child in root:
+        if isinstance(child.tag, str):
+            notes[child.tag] = "".join(child.itertext()).strip()
+    if not notes and (root.text or "").strip():
+        notes["text"] = root.text.strip()
+    return notes
+
+
+_OUTPUT_OPEN = re.compile(r"<output(?:\s[^>]*)?>", re.IGNORECASE)
+_OUTPUT_CLOSE = re.compile(r"</output\s*>", re.IGNORECASE)
+_NOTES = re.compile(r"<notes(?:\s[^>]*)?>(.*?)(?:</notes\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass
+class Answer:
+    """A model's answer split leniently: the raw <output> text (None when absent) and its notes."""
+
+    output: str | None
+    notes: dict[str, Any]
+    problems: list[str]
+
+
+def split_answer(text: str) -> Answer:
+    """The raw text between <output> and </output> (never re-serialised) and the parsed <notes>."""
+    problems: list[str] = []
+    output: str | None = None
+    opening = _OUTPUT_OPEN.search(text)
+    closings = list(_OUTPUT_CLOSE.finditer(text, opening.end())) if opening else []
+    if opening and closings:
+        output = text[opening.end() : closings[-1].start()].strip("\n")
+    elif opening:
+        problems.append("the answer's <output> section is not closed")
+    else:
+        problems.append("the answer has no <output> section")
+    notes: dict[str, Any] = {}
+    rest = text[closings[-1].end() :] if closings else text
+    match = _NOTES.search(rest)
+    if match:
+        try:
+            notes = parse_notes(match.group(1))
+        except Exception as err:  # lxml in recover mode can still give up on binary junk
+            problems.append(f"the answer's <notes> section could not be read: {err}")
+    return Answer(output, notes, problems)

@@ -1,0 +1,147 @@
+"""A small OpenAI-compatible chat server for tests: scripted replies, every request recorded."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Scripted:
+    """One reply: an answer (content, tool calls, finish reason, usage) or an HTTP error."""
+
+    content: str | None = "ok"
+    tool_calls: list[dict[str, Any]] | None = None  # {"name", "arguments": dict or raw str}
+    finish_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 10, "completion_tokens": 5})
+    status: int = 200
+    error: dict[str, Any] | None = None  # the error body for a status >= 400
+    delay: float = 0.0
+
+
+def context_length_error() -> Scripted:
+    """The 400 an OpenAI server sends when the prompt is too long."""
+    return Scripted(
+        status=400,
+        error={
+            "message": "This model's maximum context length is 8192 tokens. "
+            "However, your messages resulted in 9000 tokens.",
+            "type": "invalid_request_error",
+            "code": "context_length_exceeded",
+        },
+    )
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class LLMServer:
+    """Serves POST /v1/chat/completions on 127.0.0.1 (ephemeral port) from a queue of Scripted replies."""
+
+    def __init__(self) -> None:
+        self.queue: deque[Scripted] = deque()
+        self.last: Scripted = Scripted()
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def script(self, *replies: Scripted | str) -> None:
+        """Queue replies (a string is a plain answer); the last one repeats when the queue is empty."""
+        for reply in replies:
+            self.queue.append(Scripted(content=reply) if isinstance(reply, str) else reply)
+
+    def start(self) -> LLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def _next(self) -> Scripted:
+        with self._lock:
+            if self.queue:
+                self.last = self.queue.popleft()
+            return self.last
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests.append(Recorded(self.path, dict(self.headers), body))
+                reply = server._next()
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.status >= 400:
+                    error = reply.error or {
+                        "message": f"scripted error {reply.status}",
+                        "type": "server_error",
+                    }
+                    self._send(reply.status, {"error": error})
+                else:
+                    self._send(200, _completion(reply, body.get("model", "test-model")))
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+        return Handler
+
+
+def _completion(reply: Scripted, model: str) -> dict[str, Any]:
+    """A chat.completion object for a scripted answer."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {
+                    "name": c["name"],
+                    "arguments": c["arguments"]
+                    if isinstance(c["arguments"], str)
+                    else json.dumps(c["arguments"]),
+                },
+            }
+            for i, c in enumerate(reply.tool_calls, 1)
+        ]
+    finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+    usage = {**reply.usage, "total_tokens": sum(reply.usage.values())}
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage,
+    }
