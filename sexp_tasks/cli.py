@@ -47,6 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("expression")
     _program_options(evaluate)
 
+    tasks = commands.add_parser("tasks", help="list, show, validate and match task templates")
+    actions = tasks.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    actions.add_parser("list", help="every template, with its description")
+    actions.add_parser("show", help="one template in full").add_argument("name")
+    validate = actions.add_parser("validate", help="check XML template files or directories")
+    validate.add_argument("paths", nargs="+")
+    actions.add_parser("match", help="templates that fit a description").add_argument("text", nargs="+")
+    for sub in actions.choices.values():
+        sub.add_argument("--templates", action="append", default=[], metavar="DIR", help="also load DIR")
+
     check = commands.add_parser("check", help="check programs without running them")
     check.add_argument("files", nargs="+", metavar="FILE")
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -70,7 +80,10 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
     )
-    parser.add_argument("--mock-responses", metavar="FILE", help="replies for mock/ models")
+    replies = parser.add_mutually_exclusive_group()
+    replies.add_argument("--mock-responses", metavar="FILE", help="replies for mock/ models (a JSON list)")
+    replies.add_argument("--record", metavar="FILE", help="record every model call to a cassette")
+    replies.add_argument("--replay", metavar="FILE", help="answer every model call from a cassette")
     parser.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
     parser.add_argument("--workspace", metavar="DIR", help="the directory files are confined to")
     parser.add_argument(
@@ -103,6 +116,13 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if args.command == "check":
         return _guarded(args, lambda: _check(args.files, load_settings(cwd, {})))
+    if args.command == "tasks":
+        from .cli_tasks import run_tasks_command
+
+        settings = load_settings(cwd, {"template_flags": tuple(args.templates) or None})
+        operands = {"show": lambda: [args.name], "validate": lambda: args.paths, "match": lambda: args.text}
+        action = args.action
+        return _guarded(args, lambda: run_tasks_command(action, operands.get(action, list)(), settings))
     settings = load_settings(cwd, _overrides(args))
     for warning in settings.warnings:
         if not settings.quiet:
@@ -119,9 +139,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {
-        "model": args.model,
-        "templates": tuple(args.templates) or None,
+        "model_override": args.model,
+        "template_flags": tuple(args.templates) or None,
         "mock_responses": args.mock_responses,
+        "record": getattr(args, "record", None),
+        "replay": getattr(args, "replay", None),
         "store": args.store,
         "workspace": args.workspace,
         "max_cost_usd": args.max_cost,

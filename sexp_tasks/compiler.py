@@ -8,7 +8,7 @@ registry of `forms/`, and calls become the specialised call sites of `calls.py`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .callsite import Operand, can_inline, inline_primitive, make_call, make_if
 from .codegen import checked_reference, constant, frame_at, sequence
@@ -20,13 +20,19 @@ from .quoting import dict_key
 from .source import Span
 from .values import Code, Value
 
+if TYPE_CHECKING:
+    from .tasks.system import TaskSystem
+
 
 class Compiler:
     """Compiles nodes against a global environment, for closures with a recursion limit."""
 
-    def __init__(self, globals_: GlobalEnvironment, recursion_limit: int) -> None:
+    def __init__(
+        self, globals_: GlobalEnvironment, recursion_limit: int, tasks: TaskSystem | None = None
+    ) -> None:
         self.globals = globals_
         self.recursion_limit = recursion_limit
+        self.tasks = tasks
 
     def compile(self, node: Node, scope: Scope | None, tail: bool = False) -> Code:
         """Compile one expression; `tail` says whether its value is the enclosing lambda's."""
@@ -58,7 +64,45 @@ class Compiler:
         # An unbound operator is reported at the call, the form being evaluated.
         operator = self.compile_operand(node.head, scope)
         operands = [self.compile_operand(a.value, scope) for a in node.arguments]
-        return self._call(operator, operands, node.span, scope, tail)
+        call = self._call(operator, operands, node.span, scope, tail)
+        if _looks_like_pairs(node) and self._may_name_task(node.head.name, scope):
+            return self._pair_call(node, scope, call)
+        return call
+
+    def _may_name_task(self, name: str, scope: Scope | None) -> bool:
+        """Whether name could be a task when the call runs: a global not bound to anything else."""
+        from .tasks.task import Task
+
+        if scope is not None and scope.resolve(name) is not None:
+            return False
+        value = self.globals.values.get(name)
+        if value is not None:
+            return type(value) is Task
+        return name not in self.globals.pending
+
+    def _pair_call(self, node: FunctionCallNode, scope: Scope | None, call: Code) -> Code:
+        """`(name (param expr)...)`: pair syntax when name is a task declaring those params.
+
+        Which it is can only be known when the operator's value is: otherwise the same form
+        is an ordinary call whose arguments are calls.
+        """
+        from .tasks.task import Task
+
+        operator = self.compile(node.head, scope)
+        names = [a.value.head.name for a in node.arguments]  # type: ignore[union-attr]
+        codes = [self.compile(a.value.args[0], scope) for a in node.arguments]  # type: ignore[union-attr]
+        span = node.span
+
+        def pair_or_call(env: list[Any]) -> Value:
+            fn = operator(env)
+            if type(fn) is Task and fn.accepts_pairs(names):
+                try:
+                    return fn.call_named({name: code(env) for name, code in zip(names, codes, strict=True)})
+                except SexpError as err:
+                    raise err.at(span)
+            return call(env)
+
+        return pair_or_call
 
     def compile_operand(self, node: Node, scope: Scope | None) -> Operand:
         """How a call site should get node's value: inline when it is a constant or a variable."""
@@ -191,3 +235,11 @@ class Compiler:
             return result
 
         return make_dict
+
+
+def _looks_like_pairs(node: FunctionCallNode) -> bool:
+    """Every argument is a two-element list headed by a symbol: `(param expr)`."""
+    return bool(node.arguments) and all(
+        type(a.value) is FunctionCallNode and len(a.value.arguments) == 1  # type: ignore[union-attr]
+        for a in node.arguments
+    )

@@ -18,9 +18,11 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 class Settings:
     """Everything a run may be configured with."""
 
-    model: str | None = None
+    model: str | None = None  # from sexp.toml or SEXP_MODEL: below a template's own <model>
+    model_override: str | None = None  # from --model: above a template's <model>
     api_base: str | None = None
-    templates: tuple[str, ...] = ()
+    templates: tuple[str, ...] = ()  # from sexp.toml and SEXP_TEMPLATES
+    template_flags: tuple[str, ...] = ()  # from --templates, loaded last
     concurrency: int = 8
     max_turns: int = 10
     max_context_window_fraction: float = 0.8
@@ -31,6 +33,8 @@ class Settings:
     workspace: str = "."
     max_cost_usd: float | None = None
     mock_responses: str | None = None
+    record: str | None = None  # a cassette to write every model call to
+    replay: str | None = None  # a cassette to answer every model call from
     quiet: bool = False
     warnings: tuple[str, ...] = field(default=(), compare=False)
 

@@ -9,6 +9,7 @@ compiler resolves every local name to (depth, slot) once, so running code never 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from .errors import NameError_
 from .source import Span
@@ -28,6 +29,7 @@ class GlobalEnvironment:
         self.values: dict[str, Value] = {}
         self.resolvers: list[Resolver] = []
         self.name_sources: list[Callable[[], Iterable[str]]] = []  # names resolvers could give
+        self.pending: dict[str, Any] = {}  # library definitions not compiled yet (library.py)
         self.reserved: Iterable[str] = ()  # special-form names, for suggestions
 
     def define(self, name: str, value: Value) -> None:

@@ -24,7 +24,7 @@ class LazyDefinitions:
     def __init__(self, compiler: Compiler, globals_: GlobalEnvironment) -> None:
         self._compiler = compiler
         self._globals = globals_
-        self._pending: dict[str, Node] = {}
+        self._pending: dict[str, Node] = globals_.pending
         globals_.resolvers.append(self.resolve)
         globals_.name_sources.append(lambda: self._pending)
 

@@ -17,6 +17,7 @@ from .nodes import Node
 from .primitives import install_primitives
 from .reader import read
 from .resources import data_dir
+from .tasks.system import TaskSystem
 from .values import Code, Value
 from .workspace import Workspace
 
@@ -25,7 +26,11 @@ class Runtime:
     """A session of the language: definitions persist across `run_source` calls."""
 
     def __init__(
-        self, settings: Settings | None = None, out: TextIO | None = None, err: TextIO | None = None
+        self,
+        settings: Settings | None = None,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        load_templates: bool = True,
     ) -> None:
         self.settings = settings or Settings()
         self.out = out or sys.stdout
@@ -33,12 +38,19 @@ class Runtime:
         self.globals = GlobalEnvironment()
         self.globals.reserved = tuple(SPECIAL_FORMS)
         allow_recursion(self.settings.recursion_limit)
-        self.compiler = Compiler(self.globals, self.settings.recursion_limit)
+        self.tasks = TaskSystem(self.settings, self.warn)
+        self.compiler = Compiler(self.globals, self.settings.recursion_limit, self.tasks)
         self.workspace = Workspace(self.settings.workspace)
         self._loading: list[Path] = []
         install_primitives(self.globals, self)
         self.library = LazyDefinitions(self.compiler, self.globals)
         self.library.add_file(data_dir("stdlib") / "prelude.sexp")
+        self.library.add_file(data_dir("stdlib") / "tasks.sexp")
+        # Names that nothing else binds may be task templates (SPEC §2.5: templates come last).
+        self.globals.resolvers.append(self.tasks.task)
+        self.globals.name_sources.append(lambda: self.tasks.library.templates)
+        if load_templates:
+            self.tasks.load_templates()
 
     # The pipeline ------------------------------------------------------------------------
     def run_source(self, text: str, origin: str = "<input>") -> Value:

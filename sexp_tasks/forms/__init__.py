@@ -32,4 +32,4 @@ def special_form(*names: str) -> Callable[[FormCompiler], FormCompiler]:
     return register
 
 
-from . import binding, control, functions, handling, loops, quasiquote  # noqa: E402,F401  (they register)
+from . import binding, control, functions, handling, loops, quasiquote, tasks  # noqa: E402,F401  (they register)

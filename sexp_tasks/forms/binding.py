@@ -91,18 +91,18 @@ def compile_define(form: FunctionCallNode, scope: Scope | None, tail: bool, c: C
                 if is_lambda(expr) and len(expr.args) >= 1  # type: ignore[union-attr]
                 else c.compile(expr, scope)
             )
-            return _store(target.name, value_code, scope, c, result=None)
+            return store(target.name, value_code, scope, c, result=None)
         case [FunctionCallNode() as signature, *body] if form.name == "define":
             name = signature.head.name
             params_node = make_list(tuple(signature.args), signature.span)
             closure_code = compile_closure(c, "define", name, params_node, body, scope, form.span)
-            return _store(name, closure_code, scope, c, result=signature.head)
+            return store(name, closure_code, scope, c, result=signature.head)
     if form.name == "define":
         raise FormError("define: expected (define name expr) or (define (name params...) body...)", form.span)
     raise FormError("bind: expected (bind name expr)", form.span)
 
 
-def _store(name: str, value_code: Code, scope: Scope | None, c: Compiler, result: Symbol | None) -> Code:
+def store(name: str, value_code: Code, scope: Scope | None, c: Compiler, result: Symbol | None) -> Code:
     """Bind name in the current frame (global at top level); give the value, or `result` if set."""
     if scope is None:
         table = c.globals.values

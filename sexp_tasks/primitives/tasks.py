@@ -1,0 +1,32 @@
+"""Task primitives that need no model: match-tasks and load-templates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import FileError
+from . import primitive
+from .strings import as_string
+
+
+@primitive("match-tasks")
+def match_tasks(ctx: Any, text: Any) -> list[dict[str, Any]]:
+    """Up to 5 templates that fit text, best first: dicts with name, score and description."""
+    from ..tasks.matching import match_templates
+
+    found = match_templates(as_string("match-tasks", text), ctx.tasks.library.templates.values())
+    return [{"name": t.name, "score": score, "description": t.description} for score, t in found]
+
+
+@primitive("load-templates")
+def load_templates(ctx: Any, directory: Any) -> list[str]:
+    """Load the XML templates of a directory now; their names. Errors can be caught with try."""
+    path = Path(as_string("load-templates", directory))
+    if not path.is_dir():
+        raise FileError(f"load-templates: no such directory '{path}'")
+    before = set(ctx.tasks.library.templates)
+    ctx.tasks.library.load_directory(path, strict=True)
+    return sorted(set(ctx.tasks.library.templates) - before) or sorted(
+        t.name for t in ctx.tasks.library.templates.values() if t.origin.startswith(str(path))
+    )

@@ -1,0 +1,1 @@
+"""The Task System: templates, task calls, results."""

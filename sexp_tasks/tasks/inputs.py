@@ -1,0 +1,105 @@
+"""The Evaluator's side of a task call (SPEC §3.2): check inputs, apply defaults, substitute.
+
+Placeholders are filled from the call's inputs only, never from the environment.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..printer import display, to_json_value
+from .template import PLACEHOLDER, InputSpec, TaskTemplate
+
+
+class InputError(Exception):
+    """An input that is missing, unknown or of the wrong type; names the parameter."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+
+
+def prepare_inputs(template: TaskTemplate, given: dict[str, Any]) -> dict[str, Any]:
+    """Inputs type-checked against the declared ones, with defaults applied."""
+    declared = {spec.name: spec for spec in template.inputs}
+    for name in given:
+        if name not in declared:
+            known = ", ".join(declared) or "none"
+            raise InputError(name, f"task '{template.name}' has no input '{name}' (declared: {known})")
+    prepared: dict[str, Any] = {}
+    for spec in template.inputs:
+        if spec.name in given:
+            prepared[spec.name] = _checked(template.name, spec, given[spec.name])
+        elif spec.default is not None:
+            prepared[spec.name] = _default(template.name, spec)
+        elif spec.required:
+            raise InputError(spec.name, f"task '{template.name}': missing required input '{spec.name}'")
+    return prepared
+
+
+def _checked(task: str, spec: InputSpec, value: Any) -> Any:
+    if getattr(value, "is_task_result", False):  # a TaskResult stands for its content or parsed content
+        value = value.parsed_content if spec.type in ("array", "object") else value.content
+    ok = {
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "array": lambda v: isinstance(v, list),
+        "object": lambda v: isinstance(v, dict),
+    }.get(spec.type, lambda v: True)
+    if not ok(value):
+        from ..values import type_name
+
+        raise InputError(
+            spec.name, f"task '{task}': input '{spec.name}' must be {spec.type}, got {type_name(value)}"
+        )
+    return value
+
+
+def _default(task: str, spec: InputSpec) -> Any:
+    raw = spec.default or ""
+    try:
+        if spec.type == "integer":
+            return int(raw)
+        if spec.type == "number":
+            return float(raw)
+        if spec.type == "boolean":
+            return raw.strip().lower() in ("true", "1", "yes")
+        if spec.type in ("array", "object"):
+            return json.loads(raw)
+    except ValueError:
+        raise InputError(
+            spec.name, f"task '{task}': default of '{spec.name}' is not {spec.type}: {raw!r}"
+        ) from None
+    return raw
+
+
+def render_value(value: Any) -> str:
+    """How an input appears in the prompt: strings raw, lists and dicts as JSON."""
+    if isinstance(value, (list, dict)):
+        return json.dumps(to_json_value(value), ensure_ascii=False)
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return display(value)
+
+
+def substitute(text: str, inputs: dict[str, Any], task: str) -> str:
+    """Fill {{name}} and {{name.field}} from inputs."""
+
+    def fill(match: Any) -> str:
+        name, path = match.group(1), match.group(2)
+        if name not in inputs:
+            raise InputError(name, f"task '{task}': no value for {{{{{name}}}}}")
+        value = inputs[name]
+        for part in filter(None, path.split(".")):
+            if isinstance(value, dict) and part in value:
+                value = value[part]
+            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+                value = value[int(part)]
+            else:
+                raise InputError(name, f"task '{task}': {{{{{name}{path}}}}}: no field '{part}'")
+        return render_value(value)
+
+    return PLACEHOLDER.sub(fill, text)

@@ -1,0 +1,153 @@
+"""The Task System: the template library, Task objects, and running a task through a Handler."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from ..errors import SexpError
+from ..resources import data_dir
+from ..values import Value
+from .inputs import InputError, substitute
+from .library import TaskLibrary
+from .results import TaskResult
+from .task import Task, input_failure
+from .template import TaskTemplate
+
+
+class NoModelError(SexpError):
+    """A task call with no model configured anywhere."""
+
+    error_type = "CONFIGURATION_ERROR"
+
+
+class TaskSystem:
+    """Templates by name (loaded from the template directories) and the runner behind every Task."""
+
+    def __init__(self, settings: Settings, warn: Callable[[str], None]) -> None:
+        self.settings = settings
+        self.library = TaskLibrary(warn)
+        self._tasks: dict[str, Task] = {}
+        self._services: Any = None
+        self._warn = warn
+
+    # Templates ------------------------------------------------------------------------------
+    def template_directories(self) -> list[Path]:
+        """stdlib/templates, ./tasks, sexp.toml and SEXP_TEMPLATES directories, then --templates."""
+        dirs = [data_dir("stdlib") / "templates", Path("tasks")]
+        dirs += [Path(d) for d in (*self.settings.templates, *self.settings.template_flags)]
+        return [d for d in dirs if d.is_dir()]
+
+    def load_templates(self, strict: bool = True) -> list[SexpError]:
+        """Load every template directory (later wins); only imports lxml when there are files."""
+        errors: list[SexpError] = []
+        for directory in self.template_directories():
+            if any(directory.glob("*.xml")):
+                errors += self.library.load_directory(directory, strict=strict)
+        return errors
+
+    def task(self, name: str) -> Task | None:
+        """The Task for a template name (a resolver of the global environment)."""
+        template = self.library.get(name)
+        if template is None:
+            return None
+        task = self._tasks.get(name)
+        if task is None or task.template is not template:
+            task = self._tasks[name] = Task(template, self.run)
+        return task
+
+    def define(self, template: TaskTemplate) -> Task:
+        """Register a template made by defatom; its Task."""
+        self.library.add(template, warn_on_override=False)
+        task = self.task(template.name)
+        assert task is not None
+        return task
+
+    # Running ----------------------------------------------------------------------------------
+    def model_for(self, template: TaskTemplate, reserved: dict[str, Value]) -> str:
+        """Call-site model > --model > the template's <model> > SEXP_MODEL > sexp.toml."""
+        for model in (
+            reserved.get("model"),
+            self.settings.model_override,
+            template.model,
+            self.settings.model,
+        ):
+            if model:
+                return str(model)
+        raise NoModelError(
+            f"task '{template.name}' has no model: give one with the call's (model \"...\"), --model,"
+            " the template's <model>, SEXP_MODEL, or `model` in sexp.toml"
+        )
+
+    def run(self, template: TaskTemplate, inputs: dict[str, Value], reserved: dict[str, Value]) -> TaskResult:
+        """Render the template with checked inputs and run it in a new Handler."""
+        from ..handler.types import HandlerConfig, OutputSpec, TaskPrompt
+
+        try:
+            instructions = substitute(template.instructions, inputs, template.name)
+            system = substitute(template.system, inputs, template.name) if template.system else None
+        except InputError as err:
+            return input_failure(template, err)
+        model = self.model_for(template, reserved)
+        tools = reserved.get("tools")
+        tool_names = (
+            tuple(str(getattr(t, "name", t)) for t in tools) if isinstance(tools, list) else template.tools
+        )
+        out = template.output_format
+        prompt = TaskPrompt(
+            template=template.name,
+            instructions=instructions,
+            system=system,
+            output=OutputSpec(
+                out.type, out.schema, out.json_schema, template.manual_xml, template.disable_reparsing
+            ),
+            model=model,
+        )
+        config = HandlerConfig(
+            model=model,
+            api_base=self.settings.api_base or os.environ.get("SEXP_API_BASE") or None,
+            provider=template.provider,
+            max_turns=int(template.limits.get("max_turns", self.settings.max_turns)),
+            max_context_window_fraction=float(
+                template.limits.get("max_context_fraction", self.settings.max_context_window_fraction)
+            ),
+            tools=tool_names,
+            workspace=Path(self.settings.workspace),
+            script_timeout=float(self.settings.script_timeout),
+        )
+        from ..handler.handler import Handler
+
+        result = Handler(config, self.services()).run(prompt)
+        for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
+            self._warn(f"{template.name}: {warning}")
+        return result
+
+    def services(self) -> Any:
+        """The per-run services every Handler shares (mock script, cassette, warnings)."""
+        if self._services is None:
+            from ..handler.services import Cassette, MockScript
+            from ..handler.types import HandlerServices
+
+            settings = self.settings
+            mock = MockScript.from_file(settings.mock_responses) if settings.mock_responses else MockScript()
+            cassette = None
+            if settings.record:
+                cassette = Cassette(settings.record, "record")
+            elif settings.replay:
+                cassette = Cassette(settings.replay, "replay")
+            self._services = HandlerServices(
+                mock=mock, cassette=cassette, ask_user=_ask_user, warn=self._warn
+            )
+        return self._services
+
+
+def _ask_user(question: str) -> str:
+    """The ask_user tool on a terminal: the question on stderr, the answer from stdin."""
+    import sys
+
+    sys.stderr.write(f"{question}\n> ")
+    sys.stderr.flush()
+    return sys.stdin.readline().rstrip("\n")

@@ -1,0 +1,91 @@
+"""Tasks as procedures: binding a call's arguments to a template's inputs and running it.
+
+A Task is what a template's name evaluates to. It can be called with pair syntax
+`(name (param expr)...)`, keyword syntax `(name :param expr ...)`, or positionally like any
+procedure, so tasks can be passed to map and loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..nodes import Keyword
+from ..values import Procedure, Value
+from .inputs import InputError, prepare_inputs
+from .results import FAILED, TaskError, TaskResult
+from .template import TaskTemplate
+
+RESERVED = ("files", "context", "model", "subtype", "history_config", "tools")
+
+# Runs a template with checked inputs and reserved parameters; supplied by the runtime.
+Runner = Callable[[TaskTemplate, dict[str, Value], dict[str, Value]], TaskResult]
+
+
+def input_failure(template: TaskTemplate, err: InputError) -> TaskResult:
+    """The FAILED result for bad inputs: no request has left the process."""
+    return TaskResult(
+        content="",
+        status=FAILED,
+        notes={"template": template.name},
+        error=TaskError(
+            "TASK_FAILURE", str(err), reason="input_validation_failure", details={"parameter": err.parameter}
+        ),
+    )
+
+
+class Task(Procedure):
+    """A callable atomic task."""
+
+    __slots__ = ("name", "template", "runner")
+
+    def __init__(self, template: TaskTemplate, runner: Runner) -> None:
+        self.name = template.name
+        self.template = template
+        self.runner = runner
+
+    def accepts_pairs(self, names: list[str]) -> bool:
+        """Whether `(name (p expr)...)` with these heads is pair syntax for this task."""
+        declared = {i.name for i in self.template.inputs}
+        return all(n in declared or n in RESERVED for n in names)
+
+    def call_named(self, named: dict[str, Value]) -> TaskResult:
+        """Run with inputs and reserved parameters given by name."""
+        inputs = {k: v for k, v in named.items() if k not in RESERVED}
+        reserved = {k: v for k, v in named.items() if k in RESERVED}
+        try:
+            prepared = prepare_inputs(self.template, inputs)
+        except InputError as err:
+            return input_failure(self.template, err)
+        return self.runner(self.template, prepared, reserved)
+
+    def apply(self, args: list[Value], depth: int) -> Value:
+        """A call like a procedure's: `:param value` pairs, else positional in declared order."""
+        named: dict[str, Value] = {}
+        if args and all(isinstance(a, Keyword) for a in args[::2]) and len(args) % 2 == 0:
+            for i in range(0, len(args), 2):
+                named[args[i].name] = args[i + 1]
+            return self.call_named(named)
+        if any(isinstance(a, Keyword) for a in args):
+            return input_failure(
+                self.template, InputError("?", "keyword and positional arguments cannot be mixed")
+            )
+        inputs = self.template.inputs
+        if len(args) > len(inputs):
+            return input_failure(
+                self.template,
+                InputError(
+                    "?", f"task '{self.name}' takes {len(inputs)} input(s), got {len(args)} arguments"
+                ),
+            )
+        return self.call_named({spec.name: value for spec, value in zip(inputs, args, strict=False)})
+
+    def apply_declared(self, args: list[Value]) -> Value:
+        """For map, pmap and loops: pass only as many arguments as the task declares."""
+        return self.apply(args[: len(self.template.inputs)], 0)
+
+    def __repr__(self) -> str:
+        return f"#<task {self.name}>"
+
+    def to_json(self) -> Any:
+        return f"#<task {self.name}>"

@@ -1,0 +1,235 @@
+"""Atomic task templates (SPEC §3.1): validated once, at load time, into typed objects."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..source import Source, Span
+from ..xmltools import TemplateError, XmlNode, parse_template_document
+
+INPUT_TYPES = ("string", "integer", "number", "boolean", "array", "object", "any")
+TYPE_ALIASES = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "list": "array",
+    "dict": "object",
+}
+SUBTYPES = ("standard", "subtask", "director", "evaluator")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_\-]*)((?:\.[A-Za-z0-9_\-]+)*)\s*\}\}")
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """A declared input: its type, whether it is required, and its default (as written)."""
+
+    name: str
+    type: str = "any"
+    required: bool = True
+    default: str | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """text, or json with a schema kind (object, array, string[] ...) or a JSON Schema."""
+
+    type: str = "text"
+    schema: str | None = None
+    json_schema: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ContextSettings:
+    """A template's or a call's context-management overrides; None leaves the default."""
+
+    inherit_context: str | None = None
+    accumulate_data: bool | None = None
+    accumulation_format: str | None = None
+    fresh_context: str | None = None
+
+
+@dataclass(frozen=True)
+class FilePaths:
+    """Where a task's files come from."""
+
+    source: str = "literal"
+    paths: tuple[str, ...] = ()
+    command: str | None = None
+    description: str | None = None
+    context_query: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskTemplate:
+    """One atomic task, ready to render and run."""
+
+    name: str
+    description: str
+    instructions: str
+    subtype: str = "standard"
+    system: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    inputs: tuple[InputSpec, ...] = ()
+    output_format: OutputFormat = OutputFormat()
+    context: ContextSettings = ContextSettings()
+    file_paths: FilePaths | None = None
+    manual_xml: bool = False
+    disable_reparsing: bool = False
+    criteria: str | None = None
+    tools: tuple[str, ...] = ()
+    limits: dict[str, float] = field(default_factory=dict)
+    origin: str = "<builtin>"
+    span: Span | None = field(default=None, compare=False)
+
+    def input(self, name: str) -> InputSpec | None:
+        return next((i for i in self.inputs if i.name == name), None)
+
+
+def check_rules(template: TaskTemplate) -> None:
+    """The rules XSD 1.0 cannot state; VALIDATION_ERROR like a schema violation."""
+    context = template.context
+    if context.fresh_context == "enabled" and context.inherit_context == "full":
+        raise TemplateError(
+            "VALIDATION_ERROR",
+            f"task '{template.name}': fresh_context enabled cannot be combined with inherit_context full",
+            template.span,
+        )
+    declared = {i.name for i in template.inputs}
+    for text in (template.instructions, template.system or ""):
+        for match in PLACEHOLDER.finditer(text):
+            if match.group(1) not in declared:
+                raise TemplateError(
+                    "VALIDATION_ERROR",
+                    f"task '{template.name}': {{{{{match.group(1)}}}}} is not a declared input"
+                    + (
+                        f" (declared: {', '.join(sorted(declared))})"
+                        if declared
+                        else " (it declares no inputs)"
+                    ),
+                    template.span,
+                )
+
+
+def load_templates(text: str, origin: str) -> list[TaskTemplate]:
+    """The templates of one XML file (a <task>, or several in <tasks>), validated."""
+    nodes, source = parse_template_document(text, origin)
+    templates = [_template(node, source, origin) for node in nodes]
+    for template in templates:
+        check_rules(template)
+    return templates
+
+
+def _template(node: XmlNode, source: Source, origin: str) -> TaskTemplate:
+    span = Span((source, node.line, 1))
+    name = node.attributes["name"]
+
+    def single(tag: str, required: bool = False) -> str | None:
+        found = node.all(tag)
+        if len(found) > 1:
+            raise TemplateError("VALIDATION_ERROR", f"task '{name}': <{tag}> appears more than once", span)
+        if not found:
+            if required:
+                raise TemplateError("VALIDATION_ERROR", f"task '{name}': missing <{tag}>", span)
+            return None
+        return found[0].text.strip()
+
+    tools, limits = node.child("tools"), node.child("limits")
+    return TaskTemplate(
+        name=name,
+        subtype=node.attributes.get("subtype", "standard"),
+        description=single("description", required=True) or "",
+        instructions=single("instructions", required=True) or "",
+        system=single("system"),
+        provider=single("provider"),
+        model=single("model"),
+        inputs=tuple(_inputs(node.child("inputs"))),
+        output_format=_output_format(node.child("output_format"), name, span),
+        context=_context(node.child("context_management")),
+        file_paths=_file_paths(node.child("file_paths")),
+        manual_xml=_boolean(single("manual_xml")),
+        disable_reparsing=_boolean(single("disable_reparsing")),
+        criteria=single("criteria"),
+        tools=tuple(t.text.strip() for t in tools.all("tool")) if tools else (),
+        limits={k: float(v) for k, v in limits.attributes.items()} if limits else {},
+        origin=origin,
+        span=span,
+    )
+
+
+def _boolean(text: str | None) -> bool:
+    return text is not None and text.strip() in ("true", "1")
+
+
+def _inputs(node: XmlNode | None) -> list[InputSpec]:
+    if node is None:
+        return []
+    specs = []
+    for child in node.all("input"):
+        default = child.attributes.get("default")
+        required_attr = child.attributes.get("required")
+        required = _boolean(required_attr) if required_attr is not None else default is None
+        specs.append(
+            InputSpec(
+                child.attributes["name"],
+                child.attributes.get("type", "any"),
+                required,
+                default,
+                child.text.strip(),
+            )
+        )
+    return specs
+
+
+def _output_format(node: XmlNode | None, name: str, span: Span) -> OutputFormat:
+    if node is None:
+        return OutputFormat()
+    schema_node = node.child("json_schema")
+    json_schema = None
+    if schema_node is not None:
+        try:
+            json_schema = json.loads(schema_node.text)
+        except json.JSONDecodeError as err:
+            raise TemplateError(
+                "VALIDATION_ERROR", f"task '{name}': <json_schema> is not JSON: {err.msg}", span
+            ) from None
+    return OutputFormat(node.attributes["type"], node.attributes.get("schema"), json_schema)
+
+
+def _context(node: XmlNode | None) -> ContextSettings:
+    if node is None:
+        return ContextSettings()
+
+    def text(tag: str) -> str | None:
+        child = node.child(tag)
+        return child.text.strip() if child is not None else None
+
+    accumulate = text("accumulate_data")
+    return ContextSettings(
+        inherit_context=text("inherit_context"),
+        accumulate_data=None if accumulate is None else _boolean(accumulate),
+        accumulation_format=text("accumulation_format"),
+        fresh_context=text("fresh_context"),
+    )
+
+
+def _file_paths(node: XmlNode | None) -> FilePaths | None:
+    if node is None:
+        return None
+
+    def text(tag: str) -> str | None:
+        child = node.child(tag)
+        return child.text.strip() if child is not None else None
+
+    return FilePaths(
+        source=node.attributes.get("source", "literal"),
+        paths=tuple(p.text.strip() for p in node.all("path")),
+        command=text("command"),
+        description=text("description"),
+        context_query=text("context_query"),
+    )
