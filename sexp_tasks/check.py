@@ -54,6 +54,8 @@ class Checker:
 
     known: dict[str, Signature | None]  # global names; None when the arity is unknown
     check_unknown: bool
+    tasks: frozenset[str] = frozenset()  # names of task templates: calls to them may use pair syntax
+    task_inputs: dict[str, frozenset[str]] = field(default_factory=dict)  # declared inputs, when known
     problems: list[SexpError] = field(default_factory=list)
 
     def walk(self, nodes: Iterable[Node], local: frozenset[str]) -> None:
@@ -72,6 +74,21 @@ class Checker:
         if name in SPECIAL_FORMS:
             self.special(node, local)
             return
+        if name in self.tasks and name not in local and args and all(
+            isinstance(a, FunctionCallNode) and len(a.args) == 1 for a in args
+        ):
+            from .tasks.task import RESERVED
+
+            declared = self.task_inputs.get(name)
+            for pair in args:  # (param expr): only expr is code
+                param = pair.name  # type: ignore[union-attr]
+                if declared is not None and param not in declared and param not in RESERVED:
+                    known = ", ".join(sorted(declared)) or "none"
+                    self.problems.append(
+                        ArityError(f"task '{name}' has no input '{param}' (declared: {known})", pair.span)
+                    )
+                self.walk(pair.args, local)  # type: ignore[union-attr]
+            return
         self.walk(args, local)
         if name in local:
             return
@@ -88,8 +105,8 @@ class Checker:
 
     def special(self, node: FunctionCallNode, local: frozenset[str]) -> None:
         name, args = node.name, node.args
-        if name in ("quote", "quasiquote"):
-            return
+        if name in ("quote", "quasiquote", "defatom"):
+            return  # data, not calls (defatom's clauses are checked when it compiles)
         if name in ("lambda", "fn") and args:
             self.function(args[0], args[1:], local, name)
         elif name == "define" and args and isinstance(args[0], FunctionCallNode):
@@ -114,6 +131,9 @@ class Checker:
             clause = args[-1]
             if isinstance(clause, FunctionCallNode) and clause.args and isinstance(clause.args[0], Symbol):
                 self.walk(clause.args[1:], local | {clause.args[0].name})
+        elif name == "call-atomic-task":
+            for item in args[1:]:
+                self.walk(item.args if isinstance(item, FunctionCallNode) else (item,), local)
         elif name in ("define", "bind", "set!"):
             self.walk(args[1:], local)
         else:
@@ -148,6 +168,8 @@ def global_signatures(runtime: Runtime) -> dict[str, Signature | None]:
             known[name] = Signature.of_params(name, value.lambda_list.params)
         else:
             known[name] = None
+    for template_name in runtime.tasks.library.templates:  # tasks take pairs, keywords or positions
+        known.setdefault(template_name, None)
     return known
 
 
@@ -156,6 +178,9 @@ def file_definitions(forms: Sequence[Node]) -> dict[str, Signature | None]:
     defined: dict[str, Signature | None] = {}
     seen: set[str] = set()
     for form in _global_definitions(forms):
+        if form.name == "defatom":
+            defined[getattr(form.args[0], "name", "?")] = None
+            continue
         target, rest = form.args[0], form.args[1:]
         name = getattr(target, "name", "?")
         if name in seen:  # redefined: which definition a call meets depends on the run
@@ -185,7 +210,7 @@ def _global_definitions(forms: Sequence[Node]) -> Iterable[FunctionCallNode]:
         node = stack.pop()
         if not isinstance(node, FunctionCallNode) or node.name in SCOPE_FORMS:
             continue
-        if node.name in ("define", "bind") and node.args:
+        if node.name in ("define", "bind", "defatom") and node.args:
             yield node
             if isinstance(node.args[0], Symbol):
                 stack.extend(reversed(node.args[1:]))
@@ -203,7 +228,11 @@ def check_forms(forms: Sequence[Node], runtime: Runtime) -> list[SexpError]:
             problems.append(err)
     known = {**global_signatures(runtime), **file_definitions(forms)}
     calls_load = any(isinstance(f, FunctionCallNode) and f.name == "load" for f in _all_calls(forms))
-    checker = Checker(known, check_unknown=not calls_load)
+    tasks = frozenset(runtime.tasks.library.templates) | {
+        getattr(f.args[0], "name", "") for f in _global_definitions(forms) if f.name == "defatom"
+    }
+    inputs = {t.name: frozenset(i.name for i in t.inputs) for t in runtime.tasks.library.templates.values()}
+    checker = Checker(known, check_unknown=not calls_load, tasks=tasks, task_inputs=inputs)
     checker.walk(forms, frozenset())
     reported = {(p.span, p.message) for p in problems}
     problems += [p for p in checker.problems if (p.span, p.message) not in reported]

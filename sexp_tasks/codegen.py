@@ -10,7 +10,7 @@ from .nodes import DictNode, FunctionCallNode, ListNode, Node, Symbol
 from .values import UNBOUND, Code, Value
 
 # Forms whose bodies get a frame of their own; `define` inside them is not the enclosing frame's.
-SCOPE_FORMS = frozenset({"lambda", "fn", "let", "let*", "quote", "quasiquote", "catch", "defatom"})
+SCOPE_FORMS = frozenset({"lambda", "fn", "let", "let*", "quote", "quasiquote", "catch"})
 
 
 def local_definitions(nodes: Sequence[Node]) -> list[str]:
@@ -24,7 +24,7 @@ def local_definitions(nodes: Sequence[Node]) -> list[str]:
             if name in SCOPE_FORMS:
                 continue
             args = node.args
-            if name in ("define", "bind") and args:
+            if name in ("define", "bind", "defatom") and args:
                 target = args[0]
                 if isinstance(target, Symbol):
                     found.append(target.name)

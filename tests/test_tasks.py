@@ -218,3 +218,48 @@ def test_a_program_that_calls_no_model_imports_no_heavy_library(cli, workspace: 
     code, out, err = cli("eval", probe, python_flags=("-X", "importtime"))
     assert code == 0
     assert "litellm" not in err and "tiktoken" not in err
+
+
+def test_check_knows_task_names_and_their_inputs(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    write(workspace / "tasks" / "a.xml", SUMMARIZE)
+    write(
+        workspace / "ok.sexp",
+        '(defatom greet (params who) (instructions "Hi {{who}}"))\n(greet (who "a"))\n'
+        '(summarize (text "x"))\n(call-atomic-task "summarize" (text (string-upcase "x")))\n'
+        '(summarize :text "b")\n',
+    )
+    assert cli("check", "ok.sexp") == (0, "ok.sexp: ok\n", "")
+    write(workspace / "bad.sexp", '(summarize (txt "x"))\n(sumarize :text 1)\n')
+    code, out, err = cli("check", "bad.sexp")
+    assert code == 1
+    assert "bad.sexp:1:12: error: task 'summarize' has no input 'txt' (declared: data, style, text)" in err
+    assert "bad.sexp:2:1: error: unknown procedure 'sumarize'; did you mean 'summarize'?" in err
+
+
+def test_a_failed_final_task_result_exits_1_with_its_error_line(  # type: ignore[no-untyped-def]
+    cli, workspace: Path
+) -> None:
+    write(workspace / "tasks" / "a.xml", SUMMARIZE)
+    code, out, err = cli("eval", "(summarize :text 5)")
+    assert code == 1
+    assert out == '#<TaskResult FAILED "">\n'
+    expected = "task 'summarize': input 'text' must be string, got integer"
+    assert err == f"error: TASK_FAILURE input_validation_failure: {expected}\n"
+    code, out, err = cli("eval", "--json", "(summarize :text 5)")
+    assert code == 1
+    import json
+
+    value = json.loads(out)
+    assert value["status"] == "FAILED" and value["error"]["reason"] == "input_validation_failure"
+
+
+def test_a_mock_model_answers_a_task_offline(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    write(workspace / "replies.json", '["<output>first</output>", "<output>second</output>"]')
+    program = (
+        '(progn (defatom t (params (x str)) (instructions "Run {{x}}"))'
+        ' (list (t (x "a")) (t "b") (t :x "c")))'
+    )
+    code, out, err = cli("eval", program, "--model", "mock/demo", "--mock-responses", "replies.json")
+    assert (code, err) == (0, "")
+    second = '#<TaskResult COMPLETE "second">'
+    assert out == f'(#<TaskResult COMPLETE "first"> {second} {second})\n'
