@@ -62,8 +62,11 @@ def scrub(text: str, shaped: bool = True) -> str:
     return _KEY_PATTERN.sub("sk-***", text) if shaped else text
 
 
+@cache
 def input_window(model: str) -> int:
-    """The model's input window in tokens from litellm's model info, 100,000 when unknown."""
+    """The model's input window in tokens from litellm's model info, 100,000 when unknown.
+
+    Cached: litellm raises (and formats a traceback) for every unknown model it is asked about."""
     name = "openai/" + model.removeprefix("mock/") if model.startswith("mock/") else model
     try:
         info = _litellm().get_model_info(name)
@@ -84,7 +87,9 @@ def complete(
 ) -> ModelReply:
     """Send one chat completion through litellm; ProviderError when it fails."""
     litellm = _litellm()
-    options: dict[str, Any] = {"num_retries": num_retries, "timeout": timeout}
+    options: dict[str, Any] = {"timeout": timeout}
+    if num_retries:  # litellm takes a slower path for any num_retries given, 0 included
+        options["num_retries"] = num_retries
     if tools:
         options["tools"] = tools
     if mock is not None:
@@ -135,10 +140,10 @@ def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> Mod
     usage = getattr(response, "usage", None)
     cost = 0.0
     if not is_mock:
-        try:
-            cost = float(litellm.completion_cost(completion_response=response) or 0.0)
-        except Exception:
-            cost = 0.0  # litellm has no price for this model
+        # litellm prices every response as it builds it; asking again with completion_cost costs
+        # milliseconds per call for models it has no price for (it formats a traceback each time).
+        hidden = getattr(response, "_hidden_params", None) or {}
+        cost = float(hidden.get("response_cost") or 0.0)
     return ModelReply(
         content=message.content or "",
         tool_calls=calls,
