@@ -69,6 +69,14 @@ def test_a_template_loads_into_a_typed_object() -> None:
             "fresh_context enabled cannot be combined with inherit_context full",
             1,
         ),
+        (
+            "<task name='x' type='atomic'><description>d</description><instructions>i</instructions>"
+            "<context_management><inherit_context>subset</inherit_context>"
+            "<fresh_context>enabled</fresh_context></context_management></task>",
+            "VALIDATION_ERROR",
+            "fresh_context enabled cannot be combined with inherit_context subset",
+            1,
+        ),
     ],
 )
 def test_template_errors_name_the_file_the_line_and_the_rule(
@@ -263,3 +271,11 @@ def test_a_mock_model_answers_a_task_offline(cli, workspace: Path) -> None:  # t
     assert (code, err) == (0, "")
     second = '#<TaskResult COMPLETE "second">'
     assert out == f'(#<TaskResult COMPLETE "first"> {second} {second})\n'
+
+
+def test_the_run_cost_budget_refuses_calls_once_spent(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    program = '(progn (defatom t (params x) (instructions "Echo {{x}}")) (t "a"))'
+    code, out, err = cli("eval", "--max-cost", "0", "--model", "mock/demo", program)
+    assert code == 1
+    assert out == '#<TaskResult FAILED "">\n'
+    assert err.startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $0.0000 of its $0.0000 budget")

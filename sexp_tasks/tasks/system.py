@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ class TaskSystem:
         self._tasks: dict[str, Task] = {}
         self._services: Any = None
         self._warn = warn
+        self._spent_usd = 0.0  # the run's model spending so far, against max_cost_usd
+        self._spending = threading.Lock()
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self) -> list[Path]:
@@ -118,12 +121,38 @@ class TaskSystem:
             workspace=Path(self.settings.workspace),
             script_timeout=float(self.settings.script_timeout),
         )
+        refused = self._over_budget(template)
+        if refused is not None:
+            return refused
         from ..handler.handler import Handler
 
         result = Handler(config, self.services()).run(prompt)
+        with self._spending:
+            self._spent_usd += float(result.notes.get("cost_usd") or 0.0)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
             self._warn(f"{template.name}: {warning}")
         return result
+
+    def _over_budget(self, template: TaskTemplate) -> TaskResult | None:
+        """A FAILED result when the run's cost budget is spent (no budget when unset)."""
+        limit = self.settings.max_cost_usd
+        with self._spending:
+            spent = self._spent_usd
+        if limit is None or spent < limit:
+            return None
+        from .results import FAILED, TaskError
+
+        return TaskResult(
+            content="",
+            status=FAILED,
+            notes={"template": template.name},
+            error=TaskError(
+                "RESOURCE_EXHAUSTION",
+                f"the run has spent ${spent:.4f} of its ${limit:.4f} budget; no more model calls",
+                resource="cost",
+                metrics={"spent_usd": spent, "max_cost_usd": limit},
+            ),
+        )
 
     def services(self) -> Any:
         """The per-run services every Handler shares (mock script, cassette, warnings)."""
