@@ -75,36 +75,20 @@ def compile_cond(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Com
     return run
 
 
-@special_form("and")
-def compile_and(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+@special_form("and", "or")
+def compile_and_or(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    """Short-circuit: `and` stops at the first false value, `or` at the first true one."""
     args = form.args
+    stops_when = form.name == "or"  # the truthiness that decides the answer
     if not args:
-        return constant(True)
+        return constant(not stops_when)  # (and) is true, (or) is false
     codes = [c.compile(a, scope, tail and i == len(args) - 1) for i, a in enumerate(args)]
     first, last = codes[:-1], codes[-1]
 
     def run(env: list[Any]) -> Value:
         for code in first:
             value = code(env)
-            if not value:
-                return value
-        return last(env)
-
-    return run
-
-
-@special_form("or")
-def compile_or(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
-    args = form.args
-    if not args:
-        return constant(False)
-    codes = [c.compile(a, scope, tail and i == len(args) - 1) for i, a in enumerate(args)]
-    first, last = codes[:-1], codes[-1]
-
-    def run(env: list[Any]) -> Value:
-        for code in first:
-            value = code(env)
-            if value:
+            if bool(value) is stops_when:
                 return value
         return last(env)
 
