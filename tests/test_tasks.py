@@ -279,3 +279,13 @@ def test_the_run_cost_budget_refuses_calls_once_spent(cli, workspace: Path) -> N
     assert code == 1
     assert out == '#<TaskResult FAILED "">\n'
     assert err.startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $0.0000 of its $0.0000 budget")
+
+
+def test_unscripted_mock_replies_count_calls_and_warn_of_nothing(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    program = '(progn (defatom t (params x) (instructions "Echo {{x}}")) (list (t "a") (t "b")))'
+    code, out, err = cli("eval", "--model", "mock/demo", program)
+    assert (code, err) == (0, "")
+    assert (
+        out
+        == '(#<TaskResult COMPLETE "mock response 1 for t"> #<TaskResult COMPLETE "mock response 2 for t">)\n'
+    )

@@ -43,10 +43,12 @@ class Handler:
             f"tool {name!r} is not available to this Handler" for name in self.tools.unknown()
         ]
         self.partial = ""
+        self._uses_output_section = True  # whether answers come inside <output> (set per run)
 
     def run(self, prompt: TaskPrompt) -> TaskResult:
         """The TaskResult of the conversation; failures are FAILED results, never exceptions."""
         model = prompt.model or self.config.model
+        self._uses_output_section = not prompt.output.disable_reparsing
         self.context_limit = int(self.config.max_context_window_fraction * llm.input_window(model))
         try:
             reply = self._converse(model, prompt, self.messages(prompt))
@@ -168,7 +170,9 @@ class Handler:
         if cassette is not None and cassette.replaying:
             reply = cassette.replay(key, model)
         else:
-            mock = self.mock.next(template) if model.startswith("mock/") else None
+            mock = None
+            if model.startswith("mock/"):
+                mock = self.mock.next(template, self._uses_output_section)
             c = self.config
             try:
                 reply = llm.complete(model, messages, schemas, c.api_base, c.num_retries, c.timeout, mock)

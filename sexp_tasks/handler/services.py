@@ -44,12 +44,16 @@ class MockScript:
             raise ServiceError(f"mock responses: '{path}' must hold a JSON list of replies")
         return cls(data)
 
-    def next(self, template: str) -> MockReply:
-        """The next scripted reply, or `mock response <n> for <template>` without a script."""
+    def next(self, template: str, in_output_section: bool = False) -> MockReply:
+        """The next scripted reply, or `mock response <n> for <template>` without a script.
+
+        The unscripted reply answers in the output protocol when the task asks for it, so that a
+        mock run reads like a well-behaved model's (no "no <output> section" warning)."""
         with self._lock:
             self.calls += 1
             if not self.entries:
-                return MockReply(f"mock response {self.calls} for {template}")
+                text = f"mock response {self.calls} for {template}"
+                return MockReply(f"<output>{text}</output>" if in_output_section else text)
             entry = self.entries[min(self.calls, len(self.entries)) - 1]
         if isinstance(entry, str):
             return MockReply(entry)
