@@ -102,11 +102,6 @@ class TailCall(tuple[Closure, list[Value], "Span | None"]):
     __slots__ = ()
 
 
-def truthy(value: Value) -> bool:
-    """Python's truthiness: false, nil, 0, 0.0, "", () and {} are false."""
-    return bool(value)
-
-
 def type_name(value: Value) -> str:
     """The DSL's name for a value's type, for error messages."""
     if value is None:

@@ -9,7 +9,7 @@ from ..tasks.results import COMPLETE, FAILED, TaskError, TaskResult
 from . import llm, tokens
 from .llm import ModelReply, ProviderError
 from .output import instructions, read_answer
-from .services import MockScript, fingerprint
+from .services import fingerprint
 from .tools import ToolBox
 from .types import HandlerConfig, HandlerServices, TaskPrompt
 
@@ -30,8 +30,6 @@ class Handler:
         self.config = config
         self.services = services
         self.mock = services.mock
-        if not services.mock.entries and config.mock_responses:
-            self.mock = MockScript(list(config.mock_responses))
         self.tools = ToolBox(config.tools, config.workspace, config.script_timeout, services.ask_user)
         self.turns = 0
         self.context_tokens = 0
@@ -155,8 +153,7 @@ class Handler:
     def _warn_once(self, text: str) -> None:
         kind = text.split()[0]
         if not any(w.startswith(kind) for w in self.warnings):
-            self.warnings.append(text)
-            self.services.warn(text)
+            self.warnings.append(text)  # the Task System reports notes' warnings once the task ends
 
     def _exhausted(self, resource: str, message: str) -> TaskError:
         return TaskError("RESOURCE_EXHAUSTION", message, resource=resource, metrics=self._resources())

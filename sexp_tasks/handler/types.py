@@ -57,7 +57,6 @@ class HandlerConfig:
     timeout: float = 600.0
     workspace: Path = field(default_factory=Path.cwd)
     script_timeout: float = 60.0
-    mock_responses: tuple[Any, ...] | None = None  # scripted replies for mock/ models
 
 
 @dataclass

@@ -25,8 +25,5 @@ def load_templates(ctx: Any, directory: Any) -> list[str]:
     path = Path(as_string("load-templates", directory))
     if not path.is_dir():
         raise FileError(f"load-templates: no such directory '{path}'")
-    before = set(ctx.tasks.library.templates)
     ctx.tasks.library.load_directory(path, strict=True)
-    return sorted(set(ctx.tasks.library.templates) - before) or sorted(
-        t.name for t in ctx.tasks.library.templates.values() if t.origin.startswith(str(path))
-    )
+    return sorted(t.name for t in ctx.tasks.library.templates.values() if Path(t.origin).parent == path)

@@ -80,10 +80,6 @@ class Task(Procedure):
             )
         return self.call_named({spec.name: value for spec, value in zip(inputs, args, strict=False)})
 
-    def apply_declared(self, args: list[Value]) -> Value:
-        """For map, pmap and loops: pass only as many arguments as the task declares."""
-        return self.apply(args[: len(self.template.inputs)], 0)
-
     def __repr__(self) -> str:
         return f"#<task {self.name}>"
 
