@@ -18,6 +18,7 @@ from .forms import SPECIAL_FORMS
 from .lambda_list import ParsedParams, parse_params
 from .nodes import FunctionCallNode, Keyword, ListNode, Node, Symbol, elements
 from .runtime import Runtime
+from .suggest import did_you_mean
 from .values import Closure, Primitive
 
 
@@ -150,10 +151,7 @@ class Checker:
         self.walk(body, inner)
 
     def _suggest(self, name: str, local: frozenset[str]) -> str:
-        import difflib
-
-        close = difflib.get_close_matches(name, sorted(set(self.known) | local | set(SPECIAL_FORMS)), n=3)
-        return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?" if close else ""
+        return did_you_mean(name, [*self.known, *local, *SPECIAL_FORMS])
 
 
 def global_signatures(runtime: Runtime) -> dict[str, Signature | None]:

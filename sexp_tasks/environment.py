@@ -13,6 +13,7 @@ from typing import Any
 
 from .errors import NameError_
 from .source import Span
+from .suggest import did_you_mean
 from .values import Value
 
 FIRST_SLOT = 2  # frame[0] is the enclosing frame, frame[1] the call depth
@@ -46,18 +47,13 @@ class GlobalEnvironment:
 
     def suggestion(self, name: str, scope: Scope | None) -> str:
         """'; did you mean ...?' naming close names in scope, or ''."""
-        import difflib  # only on the error path
-
         candidates = set(self.values) | set(self.reserved)
         for names in self.name_sources:
             candidates.update(names())
         while scope is not None:
             candidates.update(scope.slots)
             scope = scope.parent
-        close = difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.6)
-        if not close:
-            return ""
-        return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+        return did_you_mean(name, candidates)
 
 
 class Scope:

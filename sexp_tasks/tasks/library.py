@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..suggest import did_you_mean
 from ..xmltools import TemplateError
 from .template import TaskTemplate, check_rules, load_templates
 
@@ -69,8 +69,7 @@ class TaskLibrary:
         return template
 
     def suggestion(self, name: str) -> str:
-        close = difflib.get_close_matches(name, sorted(self.templates), n=3, cutoff=0.6)
-        return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?" if close else ""
+        return did_you_mean(name, self.templates)
 
     def __iter__(self) -> Iterator[TaskTemplate]:
         return iter(sorted(self.templates.values(), key=lambda t: t.name))
