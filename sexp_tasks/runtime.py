@@ -46,6 +46,7 @@ class Runtime:
         self.library = LazyDefinitions(self.compiler, self.globals)
         self.library.add_file(data_dir("stdlib") / "prelude.sexp")
         self.library.add_file(data_dir("stdlib") / "tasks.sexp")
+        self.library.add_file(data_dir("stdlib") / "loops.sexp")
         # Names that nothing else binds may be task templates (SPEC §2.5: templates come last).
         self.globals.resolvers.append(self.tasks.task)
         self.globals.name_sources.append(lambda: self.tasks.library.templates)
