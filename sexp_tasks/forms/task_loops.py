@@ -1,1 +1,227 @@
-"""(being written)"""
+"""Loops over tasks (SPEC §2.7): (director-evaluator-loop clauses...) and (iterative-loop clauses...).
+
+Clauses are `(name expr)` in any order. Their expressions are evaluated once, left to right,
+when the loop runs; then each iteration calls the phase procedures (closures, primitives or
+tasks) and a controller decides: `(list 'stop value)` or `(list 'continue next-input)`.
+While the phases run, the global `*loop-config*` holds the loop's settings as an association
+list, so a phase sees it wherever it was defined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..calls import apply_procedure
+from ..errors import FormError, SexpError, TypeError_
+from ..nodes import FunctionCallNode, Keyword, Symbol
+from ..primitives.loop_support import evaluation_succeeded
+from ..printer import to_repr
+from ..source import Span
+from ..suggest import did_you_mean
+from ..tasks.task import Task
+from ..values import Code, Procedure, Value, type_name
+from . import special_form
+
+if TYPE_CHECKING:
+    from ..compiler import Compiler
+    from ..environment import Scope
+
+LOOP_CONFIG = "*loop-config*"
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class LoopShape:
+    """A loop form's clauses: settings (shown in *loop-config*, in order), phases, optional ones."""
+
+    name: str
+    settings: tuple[str, ...]
+    phases: tuple[str, ...]
+    optional: frozenset[str] = frozenset()
+
+    @property
+    def clauses(self) -> tuple[str, ...]:
+        return (*self.settings, *self.phases)
+
+
+DIRECTOR_EVALUATOR = LoopShape(
+    "director-evaluator-loop",
+    ("max-iterations", "initial-director-input"),
+    ("director", "executor", "evaluator", "controller"),
+    frozenset({"executor", "controller"}),
+)
+ITERATIVE = LoopShape(
+    "iterative-loop",
+    ("max-iterations", "initial-input", "test-command"),
+    ("executor", "validator", "controller"),
+)
+# Forms whose arguments are (clause expr) pairs: only expr is code (for `sexp check`).
+CLAUSE_FORMS = {shape.name: shape.clauses for shape in (DIRECTOR_EVALUATOR, ITERATIVE)}
+
+
+def compile_clauses(form: FunctionCallNode, shape: LoopShape, scope: Scope | None, c: Compiler) -> Code:
+    """Check the clauses and compile their expressions; the code gives {clause: value}."""
+    compiled: list[tuple[str, Code]] = []
+    for clause in form.args:
+        if not isinstance(clause, FunctionCallNode):
+            raise FormError(
+                f"{shape.name}: expected clauses such as (max-iterations n), got {_show(clause)}",
+                getattr(clause, "span", None) or form.span,
+            )
+        name = clause.name
+        if name not in shape.clauses:
+            hint = did_you_mean(name, shape.clauses) or f" (clauses: {', '.join(shape.clauses)})"
+            raise FormError(f"{shape.name}: unknown clause ({name} ...){hint}", clause.span)
+        if any(name == seen for seen, _ in compiled):
+            raise FormError(f"{shape.name}: duplicate clause ({name} ...)", clause.span)
+        if len(clause.args) != 1:
+            raise FormError(f"{shape.name}: ({name} ...) takes one expression", clause.span)
+        compiled.append((name, c.compile(clause.args[0], scope)))
+    given = {name for name, _ in compiled}
+    missing = [name for name in shape.clauses if name not in given and name not in shape.optional]
+    if missing:
+        listed = " ".join(f"({name} ...)" for name in missing)
+        raise FormError(f"{shape.name}: missing clause{'s' if len(missing) > 1 else ''} {listed}", form.span)
+
+    def evaluate(env: list[Any]) -> dict[str, Value]:
+        return {name: code(env) for name, code in compiled}
+
+    return evaluate
+
+
+def _show(node: Any) -> str:
+    from ..quoting import datum
+
+    return to_repr(datum(node))
+
+
+class LoopRun:
+    """One run of a loop form: its settings checked, its phases called and their errors named."""
+
+    def __init__(self, shape: LoopShape, values: dict[str, Value], span: Span | None, depth: int) -> None:
+        self.shape = shape
+        self.values = values
+        self.span = span
+        self.depth = depth
+        count = values["max-iterations"]
+        if type(count) is not int or count < 0:
+            raise TypeError_(
+                f"{shape.name}: max-iterations must be a non-negative integer, got {to_repr(count)}", span
+            )
+        self.count: int = count
+        for phase in shape.phases:
+            fn = values.get(phase)
+            if phase in values and not isinstance(fn, Procedure):
+                got = f"{to_repr(fn)} ({type_name(fn)})"
+                raise TypeError_(f"{shape.name}: {phase} must be a procedure or a task, got {got}", span)
+
+    def config(self) -> list[list[Value]]:
+        """The association list *loop-config* holds: ((max-iterations n) (initial-... x) ...)."""
+        return [[Symbol(name), self.values[name]] for name in self.shape.settings]
+
+    def call(self, phase: str, args: list[Value], iteration: int) -> Value:
+        """Call a phase; a task gets only as many arguments as it declares inputs."""
+        fn = self.values[phase]
+        if type(fn) is Task:
+            args = args[: len(fn.template.inputs)]
+        try:
+            return apply_procedure(fn, args, self.depth, self.span)
+        except SexpError as err:
+            err.message = f"{self.shape.name}: {phase} failed in iteration {iteration}: {err.message}"
+            err.args = (err.message,)
+            raise
+
+    def decide(self, args: list[Value], iteration: int) -> tuple[str, Value]:
+        """The controller's decision: ('stop', value) or ('continue', next input)."""
+        decision = self.call("controller", args, iteration)
+        if isinstance(decision, list) and len(decision) == 2:
+            head = decision[0]
+            word = head.name if isinstance(head, (Symbol, Keyword)) else head
+            if word in ("stop", "continue"):
+                return word, decision[1]
+        raise TypeError_(
+            f"{self.shape.name}: controller returned {to_repr(decision)} in iteration {iteration};"
+            " expected (list 'stop value) or (list 'continue next-input)",
+            self.span,
+        )
+
+
+@contextmanager
+def loop_config(globals_: dict[str, Value], config: list[list[Value]]) -> Iterator[None]:
+    """Bind *loop-config* globally for the duration; restore what was there (or nothing) after."""
+    previous = globals_.get(LOOP_CONFIG, _ABSENT)
+    globals_[LOOP_CONFIG] = config
+    try:
+        yield
+    finally:
+        if previous is _ABSENT:
+            globals_.pop(LOOP_CONFIG, None)
+        else:
+            globals_[LOOP_CONFIG] = previous
+
+
+def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[str, Value]:
+    """Stop with out after a successful evaluation, else continue with the input and the feedback."""
+    if evaluation_succeeded(feedback):
+        return "stop", out
+    said = feedback.content if getattr(feedback, "is_task_result", False) is True else feedback
+    return "continue", {"input": loop_input, "feedback": said}
+
+
+@special_form("director-evaluator-loop")
+def compile_director_evaluator_loop(
+    form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler
+) -> Code:
+    """plan = (director input i); out = (executor plan i); fb = (evaluator out plan i); decide."""
+    clauses = compile_clauses(form, DIRECTOR_EVALUATOR, scope, c)
+    span, globals_ = form.span, c.globals.values
+
+    def run(env: list[Any]) -> Value:
+        loop = LoopRun(DIRECTOR_EVALUATOR, clauses(env), span, env[1])
+        values = loop.values
+        loop_input = values["initial-director-input"]
+        out: Value = None
+        with loop_config(globals_, loop.config()):
+            for i in range(1, loop.count + 1):
+                plan = loop.call("director", [loop_input, i], i)
+                out = loop.call("executor", [plan, i], i) if "executor" in values else plan
+                feedback = loop.call("evaluator", [out, plan, i], i)
+                if "controller" in values:
+                    action, value = loop.decide([feedback, plan, out, i], i)
+                else:
+                    action, value = default_decision(feedback, loop_input, out)
+                if action == "stop":
+                    return value
+                loop_input = value
+        return out
+
+    return run
+
+
+@special_form("iterative-loop")
+def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    """out = (executor input i); val = (validator test-command i); (controller out val input i)."""
+    clauses = compile_clauses(form, ITERATIVE, scope, c)
+    span, globals_ = form.span, c.globals.values
+
+    def run(env: list[Any]) -> Value:
+        loop = LoopRun(ITERATIVE, clauses(env), span, env[1])
+        command = loop.values["test-command"]
+        if not isinstance(command, str):
+            raise TypeError_(f"iterative-loop: test-command must be a string, got {to_repr(command)}", span)
+        loop_input = loop.values["initial-input"]
+        out: Value = None
+        with loop_config(globals_, loop.config()):
+            for i in range(1, loop.count + 1):
+                out = loop.call("executor", [loop_input, i], i)
+                verdict = loop.call("validator", [command, i], i)
+                action, value = loop.decide([out, verdict, loop_input, i], i)
+                if action == "stop":
+                    return value
+                loop_input = value
+        return out
+
+    return run
