@@ -1,0 +1,122 @@
+"""Progress of long work: a one-line bar on stderr when it is a terminal, nothing otherwise.
+
+    with progress(ctx, "pmap", len(items)) as bar:
+        ...
+        bar.advance()
+
+The bar is redrawn in place with a carriage return at most ten times a second, from any
+thread, and erased when the work ends, so what the program prints is all that stays on the
+screen. Piped, redirected or with --quiet, the reporter writes nothing at all.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, TextIO
+
+BAR_WIDTH = 30
+INTERVAL = 0.1  # seconds between redraws
+
+
+class Progress:
+    """Counts finished units of `total` and shows them as a bar on stream, when enabled."""
+
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        stream: TextIO,
+        enabled: bool,
+        interval: float = INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.label = label
+        self.total = total
+        self.done = 0
+        self.stream = stream
+        self.enabled = enabled
+        self._interval = interval
+        self._clock = clock
+        self._last_draw: float | None = None
+        self._shown = 0  # the width of the bar on screen, 0 when none is
+        self._lock = threading.Lock()
+
+    def start(self) -> Progress:
+        """Draw the empty bar; returns self."""
+        with self._lock:
+            self._draw()
+        return self
+
+    def advance(self, units: int = 1) -> None:
+        """Count units more as done; redraw if the last drawing is old enough."""
+        with self._lock:
+            self.done += units
+            now = self._clock()
+            if self._last_draw is None or now - self._last_draw >= self._interval:
+                self._draw()
+
+    def finish(self) -> None:
+        """Erase the bar, leaving the cursor where the bar began."""
+        with self._lock:
+            if self._shown:
+                self._write("\r" + " " * self._shown + "\r")
+                self._shown = 0
+            self.enabled = False
+
+    def line(self) -> str:
+        """The bar's text: `label [#####-----] done/total`, fitted to the terminal's width."""
+        count = f"{self.done}/{self.total}"
+        width = min(BAR_WIDTH, _columns(self.stream) - len(self.label) - len(count) - 5)
+        if width < 5:
+            return f"{self.label} {count}"
+        filled = width * min(self.done, self.total) // max(self.total, 1)
+        return f"{self.label} [{'#' * filled}{'-' * (width - filled)}] {count}"
+
+    def _draw(self) -> None:
+        if not self.enabled:
+            return
+        self._last_draw = self._clock()
+        text = self.line()
+        self._write("\r" + text.ljust(self._shown))  # spaces, not escapes: any terminal erases so
+        self._shown = len(text)
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken terminal: stop drawing, never fail the work
+            self.enabled = False
+
+    def __enter__(self) -> Progress:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.finish()
+
+
+def progress(ctx: Any, label: str, total: int) -> Progress:
+    """A reporter on the runtime's stderr (ctx.err), drawing only on a terminal and when not quiet."""
+    stream: TextIO = ctx.err
+    enabled = not ctx.settings.quiet and is_terminal(stream)
+    return Progress(label, total, stream, enabled)
+
+
+def is_terminal(stream: TextIO) -> bool:
+    """Whether stream is an interactive terminal (False for pipes, files and StringIO)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _columns(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
