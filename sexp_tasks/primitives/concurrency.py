@@ -1,1 +1,185 @@
-"""(being written)"""
+"""pmap (SPEC §3.6): apply a procedure to every element on a few worker threads, in input order.
+
+A worker takes the next element, calls the procedure, stores the value in the element's place
+and takes another, so at most n calls are in flight. An element whose call raises a language
+error is a FAILED TaskResult in its place, so one bad element never loses the others' work.
+Each element runs in a copy of the caller's context variables, with its index appended to the
+journal's element path when the run is recorded (SPEC §6: `[3]`, nested `[3][0]`).
+
+The calling thread only waits, in short steps so Ctrl-C reaches it; then it stops the workers
+from starting anything more and lets the interrupt go on. Workers are daemon threads: a call
+already in flight cannot be interrupted, and must not keep the process alive at exit.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..calls import apply_procedure
+from ..deepstack import STACK_BYTES
+from ..errors import SexpError, TypeError_, ValueError_
+from ..nodes import Keyword
+from ..printer import to_repr
+from ..progress import progress
+from ..tasks.results import FAILED, TaskError, TaskResult
+from ..tasks.task import Task
+from ..values import Procedure, Value, type_name
+from . import primitive
+from .lists import as_list
+
+WAIT_STEP = 0.05  # seconds the calling thread waits at a time, so that Ctrl-C is seen at once
+# Errors about the run rather than an element (no model configured, an unusable mock script or
+# cassette, the store): every element would fail the same way, so they stop pmap as they stop map.
+RUN_ERRORS = frozenset({"CONFIGURATION_ERROR", "HANDLER_ERROR", "STORE_ERROR"})
+
+Element = Callable[[int], Value]  # runs element i, giving its value or its FAILED result
+
+
+@primitive("pmap")
+def pmap(ctx: Any, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
+    """(f x) for each element on up to n threads (`:concurrency n`, default from config), in order."""
+    if not isinstance(fn, Procedure):
+        raise TypeError_(f"pmap: expected a procedure or task, got {to_repr(fn)} ({type_name(fn)})")
+    items = as_list("pmap", seq, "second")
+    limit = _concurrency(options, ctx.settings.concurrency)
+    no_input = isinstance(fn, Task) and not fn.template.inputs  # pass a task only what it declares
+    path = _element_path(ctx)
+    parent = contextvars.copy_context()
+
+    def element(index: int) -> Value:
+        return parent.copy().run(_run_element, fn, [] if no_input else [items[index]], depth, index, path)
+
+    if len(items) <= 1:
+        return [element(i) for i in range(len(items))]
+    with progress(ctx, "pmap", len(items)) as bar:
+        return _Pool(element, len(items), min(limit, len(items)), bar.advance).run()
+
+
+def _concurrency(options: tuple[Any, ...], default: Any) -> int:
+    """n from `:concurrency n`, else the configured default; a positive integer either way."""
+    n, source = default, "the `concurrency` setting"
+    rest = list(options)
+    while rest:
+        key = rest.pop(0)
+        if not isinstance(key, Keyword) or key.name != "concurrency":
+            raise TypeError_(f"pmap: unexpected argument {to_repr(key)}; the only option is :concurrency n")
+        if not rest:
+            raise TypeError_("pmap: :concurrency needs a value")
+        n, source = rest.pop(0), ":concurrency"
+    if type(n) is not int or n < 1:
+        raise ValueError_(f"pmap: {source} must be a positive integer, got {to_repr(n)}")
+    return n
+
+
+def _element_path(ctx: Any) -> contextvars.ContextVar[str] | None:
+    """The journal's element-path variable when this run is recorded, else None."""
+    if getattr(getattr(ctx, "tasks", None), "journal", None) is None:
+        return None
+    from ..journal import ELEMENT_PATH  # only recorded runs load the journal
+
+    return ELEMENT_PATH
+
+
+def _run_element(
+    fn: Procedure, args: list[Value], depth: int, index: int, path: contextvars.ContextVar[str] | None
+) -> Value:
+    """(fn args...) for element `index`, or a FAILED TaskResult when it raises a language error."""
+    if path is not None:
+        path.set(f"{path.get()}[{index}]")
+    try:
+        return apply_procedure(fn, args, depth)
+    except SexpError as err:
+        if err.error_type in RUN_ERRORS:
+            raise
+        return element_failure(index, err)
+    except RecursionError:
+        return element_failure(index, SexpError("nesting too deep to evaluate"))
+
+
+def element_failure(index: int, err: SexpError) -> TaskResult:
+    """The FAILED result standing in for element `index`, whose call raised err."""
+    where = f" (line {err.span.line}, column {err.span.column})" if err.span is not None else ""
+    message = f"pmap: element {index} failed: {err.error_type}: {err.message}{where}"
+    return TaskResult(
+        content="",
+        status=FAILED,
+        notes={"element": index},
+        error=TaskError(
+            "TASK_FAILURE",
+            message,
+            reason="element_failure",
+            details={"index": index, "error": err.to_value()},
+        ),
+    )
+
+
+class _Pool:
+    """n worker threads with a large C stack, sharing one cursor over the elements."""
+
+    def __init__(self, element: Element, count: int, n: int, advance: Callable[[], None]) -> None:
+        self.element = element
+        self.count = count
+        self.n = n
+        self.advance = advance
+        self.results: list[Value] = [None] * count
+        self.next = 0
+        self.finished = 0
+        self.error: BaseException | None = None  # what stopped the run, re-raised by the caller
+        self.cancelled = False
+        self.lock = threading.Lock()
+        self.all_done = threading.Event()
+
+    def run(self) -> list[Value]:
+        """Start the workers and wait for every element (or for the first error that stops all)."""
+        previous = threading.stack_size(STACK_BYTES)
+        try:
+            for i in range(self.n):
+                try:
+                    threading.Thread(target=self.work, name=f"sexp-pmap-{i}", daemon=True).start()
+                except RuntimeError:  # no more threads to be had: go on with those already working
+                    if i == 0:
+                        raise
+                    break
+        finally:
+            threading.stack_size(previous)
+        try:
+            while not self.all_done.wait(WAIT_STEP):
+                pass
+        except BaseException:
+            self.cancel()  # Ctrl-C: start no more elements; calls in flight finish on their own
+            raise
+        if self.error is not None:
+            raise self.error
+        return self.results
+
+    def cancel(self) -> None:
+        with self.lock:
+            self.cancelled = True
+
+    def take(self) -> int | None:
+        """The index of the next element to run, or None when none is left or pmap stopped."""
+        with self.lock:
+            if self.cancelled or self.next >= self.count:
+                return None
+            self.next += 1
+            return self.next - 1
+
+    def work(self) -> None:
+        """A worker's loop: run elements until none is left."""
+        while (index := self.take()) is not None:
+            try:
+                self.results[index] = self.element(index)
+            except BaseException as exc:  # a run error or a bug, not the element's: stop everything
+                with self.lock:
+                    self.cancelled = True
+                    self.error = self.error or exc
+                self.all_done.set()
+                return
+            self.advance()
+            with self.lock:
+                self.finished += 1
+                if self.finished == self.count:
+                    self.all_done.set()
