@@ -1,14 +1,17 @@
 """The launcher every script runs under: it starts the command and makes sure nothing outlives it.
 
-Run as `python -I -S scripts_launcher.py GRACE STATUS_FD PARENT_PID COMMAND ARGS...` with
-STATUS_FD open for status lines (handler/commands.py does this). The launcher is a child
-subreaper (Linux prctl), so every descendant of the command that is orphaned (a grandchild
-that called setsid or was double-forked included) becomes the launcher's child, not init's.
-When the command ends, or when the launcher gets SIGTERM (a timeout, or its parent dying), it
-sends SIGTERM to the whole tree, waits GRACE seconds, then SIGKILLs whatever is left until it
-has no child at all: for a subreaper, no child means no descendant.
+Run as `python -I -S scripts_launcher.py GRACE STATUS_FD PARENT_PID LC_CTYPE COMMAND ARGS...`
+with STATUS_FD open for status lines (handler/commands.py does this); LC_CTYPE is `-` or
+`=value`, what the command's LC_CTYPE must be (Python's locale coercion may have changed it).
+The launcher is a child subreaper (Linux prctl), so every descendant of the command that is
+orphaned (a grandchild that called setsid or was double-forked included) becomes the
+launcher's child, not init's. When the command ends, or when the launcher gets SIGTERM (a
+timeout, or its parent dying), it sends SIGTERM to the whole tree, waits GRACE seconds, then
+SIGKILLs whatever is left until it has no child at all: for a subreaper, no child means no
+descendant.
 
-Status lines on STATUS_FD: `error ERRNO` (the command could not be started), `exit CODE` or
+Status lines on STATUS_FD: `error ERRNO` (the command could not be started), `start PID` (it
+did, as process PID), `exit CODE` or
 `signal NUMBER` (how the command ended), `stray COUNT` (processes still running after it
 ended), `clean` (every descendant is gone). This file imports only the standard library:
 it is run by path (the package imports only `descendants` from it).
@@ -59,8 +62,12 @@ def _status(line: str) -> None:
         pass
 
 
-def _start(argv: list[str]) -> int:
+def _start(argv: list[str], lc_ctype: str) -> int:
     """Fork and exec argv; the child's pid, or raise OSError when exec fails."""
+    environment = dict(os.environ)
+    environment.pop("LC_CTYPE", None)
+    if lc_ctype.startswith("="):
+        environment["LC_CTYPE"] = lc_ctype[1:]
     read_end, write_end = os.pipe()  # close-on-exec: EOF without data means exec succeeded
     pid = os.fork()
     if pid == 0:
@@ -70,7 +77,7 @@ def _start(argv: list[str]) -> int:
             for name in ("SIGPIPE", "SIGXFSZ", "SIGTERM", "SIGHUP"):
                 if hasattr(signal, name):
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
-            os.execvp(argv[0], argv)
+            os.execvpe(argv[0], argv, environment)
         except OSError as err:
             os.write(write_end, str(err.errno or 0).encode())
         finally:
@@ -166,7 +173,13 @@ def _wait_for(child: int) -> int:
 
 def main(argv: list[str]) -> int:
     global STATUS_FD
-    grace, STATUS_FD, parent, command = float(argv[0]), int(argv[1]), int(argv[2]), argv[3:]
+    grace, STATUS_FD, parent, lc_ctype, command = (
+        float(argv[0]),
+        int(argv[1]),
+        int(argv[2]),
+        argv[3],
+        argv[4:],
+    )
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGHUP, _on_sigterm)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -175,10 +188,11 @@ def main(argv: list[str]) -> int:
         if os.getppid() != parent:  # the parent died before PDEATHSIG was set
             raise Terminate
         try:
-            child = _start(command)
+            child = _start(command, lc_ctype)
         except OSError as err:
             _status(f"error {err.errno}")
             return 0
+        _status(f"start {child}")
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):  # the pipes stay open only as long as the command's processes hold them
             os.dup2(devnull, fd)

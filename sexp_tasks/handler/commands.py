@@ -28,6 +28,7 @@ OUTPUT_LIMIT = 64 * 1024  # bytes per stream handed back to the model
 GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
 MARGIN_SECONDS = 2.0  # beyond the grace, before the launcher itself is killed
 DRAIN_SECONDS = 0.5  # how long pipes are still read once the launcher is gone
+STARTUP_SECONDS = 10.0  # the most the launcher's own start may add to the timeout
 LAUNCHER = Path(__file__).resolve().parent.parent / "scripts_launcher.py"
 CHUNK = 64 * 1024
 
@@ -180,7 +181,9 @@ class _Run:
     ) -> None:
         self.grace = GRACE_SECONDS
         self.started = time.monotonic()
-        self.deadline = self.started + timeout
+        self.timeout = timeout
+        self.deadline = self.started + timeout + STARTUP_SECONDS  # until the command has started
+        self.command_started = False
         self.hard_deadline: float | None = None  # when the launcher itself is killed
         self.stdin_data = memoryview(input.encode("utf-8")) if input is not None else None
         self.captures = {"stdout": _Capture(output_limit), "stderr": _Capture(output_limit)}
@@ -193,7 +196,7 @@ class _Run:
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(LAUNCHER), str(self.grace), str(status_write)]
-                + [str(os.getpid()), *argv],
+                + [str(os.getpid()), "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-", *argv],
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
@@ -215,8 +218,7 @@ class _Run:
             self._read()
         finally:
             self._finish()
-        lines = self.status.decode().split()
-        report = dict(zip(lines[::2], lines[1::2]))
+        report = dict(line.partition(" ")[::2] for line in self.status.decode().splitlines())
         if "error" in report:
             code = int(report["error"])
             raise OSError(code, os.strerror(code), self.argv[0])
@@ -277,8 +279,12 @@ class _Run:
             return
         if key.data == "status":
             self.status += chunk
-            if self.hard_deadline is None:  # the command ended: the launcher cleans up, within the grace
-                self.hard_deadline = time.monotonic() + self.grace + MARGIN_SECONDS
+            if not self.command_started and b"start " in self.status:
+                self.command_started = True  # the timeout counts from here
+                self.deadline = min(self.deadline, time.monotonic() + self.timeout)
+            if b"exit " in self.status or b"signal " in self.status or b"error " in self.status:
+                if self.hard_deadline is None:  # the command ended: the launcher cleans up, within the grace
+                    self.hard_deadline = time.monotonic() + self.grace + MARGIN_SECONDS
         else:
             self.captures[key.data].add(chunk)
 
