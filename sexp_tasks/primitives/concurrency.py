@@ -23,7 +23,7 @@ from ..deepstack import STACK_BYTES
 from ..errors import SexpError, TypeError_, ValueError_
 from ..nodes import Keyword
 from ..printer import to_repr
-from ..progress import progress
+from ..progress import Progress, progress
 from ..tasks.results import FAILED, TaskError, TaskResult
 from ..tasks.task import Task
 from ..values import Procedure, Value, type_name
@@ -36,6 +36,8 @@ WAIT_STEP = 0.05  # seconds the calling thread waits at a time, so that Ctrl-C i
 RUN_ERRORS = frozenset({"CONFIGURATION_ERROR", "HANDLER_ERROR", "STORE_ERROR"})
 
 Element = Callable[[int], Value]  # runs element i, giving its value or its FAILED result
+# True inside a pmap element: a nested pmap draws no bar of its own over the outer one's.
+IN_ELEMENT: contextvars.ContextVar[bool] = contextvars.ContextVar("sexp_pmap_element", default=False)
 
 
 @primitive("pmap")
@@ -54,7 +56,11 @@ def pmap(ctx: Any, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
 
     if len(items) <= 1:
         return [element(i) for i in range(len(items))]
-    with progress(ctx, "pmap", len(items)) as bar:
+    nested = IN_ELEMENT.get()
+    bar = (
+        Progress("pmap", len(items), ctx.err, enabled=False) if nested else progress(ctx, "pmap", len(items))
+    )
+    with bar:
         return _Pool(element, len(items), min(limit, len(items)), bar.advance).run()
 
 
@@ -87,6 +93,7 @@ def _run_element(
     fn: Procedure, args: list[Value], depth: int, index: int, path: contextvars.ContextVar[str] | None
 ) -> Value:
     """(fn args...) for element `index`, or a FAILED TaskResult when it raises a language error."""
+    IN_ELEMENT.set(True)
     if path is not None:
         path.set(f"{path.get()}[{index}]")
     try:
