@@ -91,8 +91,9 @@
   (or (equal? v true) (and (string? v) (equal? (string-downcase (string-trim v)) "true"))))
 
 (define (refine-script-output r)
-  ;; stdout, then stderr when there is any.
+  ;; stdout, then stderr when there is any (on a line of its own).
   (let ((out (get-field r "stdout")) (err (get-field r "stderr")))
     (cond ((or (null? err) (equal? err "")) out)
           ((or (null? out) (equal? out "")) err)
+          ((regex-match "\n$" out) (string-append out err))
           (else (string-append out "\n" err)))))

@@ -520,3 +520,71 @@
 
 (refine :director shout :evaluator (lambda (a) true))
 ;!! director-evaluator-loop: director failed in iteration 1: task 'shout' has no model
+
+;; --- Script evaluators (system:run_script): success is exit code 0, the output is the feedback.
+
+(director-evaluator-loop
+  (max-iterations 5)
+  (initial-director-input "n")
+  (director (lambda (input i) i))
+  (evaluator (lambda (out plan i) (system:run_script (command (format "test {} -ge 2" out))))))
+;=> 2
+
+(director-evaluator-loop
+  (max-iterations 1)
+  (initial-director-input "n")
+  (director (lambda (input i) i))
+  (evaluator (lambda (out plan i) (system:run_script (command "sh") (args (list "-c" "echo failing; exit 1")))))
+  (controller (lambda (fb plan out i) (list 'stop (list (evaluation-success? fb) (script-result? fb) (get-field fb "exitCode"))))))
+;=> (false true 1)
+
+(iterative-loop
+  (max-iterations 3)
+  (initial-input 0)
+  (test-command "true")
+  (executor (lambda (n i) (+ n 1)))
+  (validator (lambda (cmd i) (system:run_script (command cmd))))
+  (controller (lambda (out result input i)
+                (if (= (get-field result "exitCode") 0) (list 'stop (list out cmd-ok)) (list 'continue out)))))
+;!! iterative-loop: controller failed in iteration 1: unbound symbol 'cmd-ok'
+
+(iterative-loop
+  (max-iterations 3)
+  (initial-input 0)
+  (test-command "false")
+  (executor (lambda (n i) (+ n 1)))
+  (validator (lambda (cmd i) (system:run_script (command cmd))))
+  (controller (lambda (out result input i)
+                (if (= (get-field result "exitCode") 0) (list 'stop out) (list 'continue out)))))
+;=> 3
+
+(define (check-at-least n)
+  (lambda (attempt)
+    (system:run_script (command "sh")
+                       (args (list "-c" (format "if [ {} -ge {} ]; then echo ok; else echo too small: {}; exit 1; fi"
+                                                attempt n attempt))))))
+(refine
+  :director (lambda (input feedback)
+              (if (null? feedback) input (+ 1 (string->number (last (string-split (string-trim feedback)))))))
+  :evaluator (check-at-least 3)
+  :input 1
+  :max-iterations 5)
+;=> {"success" true "best" 3 "score" 1 "attempts" ({"attempt" 1 "score" 0 "feedback" "too small: 1\n"} {"attempt" 2 "score" 0 "feedback" "too small: 2\n"} {"attempt" 3 "score" 1 "feedback" "ok\n"})}
+
+(get (refine :director (lambda (input feedback) "x")
+             :evaluator (lambda (a) (system:run_script (command "sh") (args (list "-c" "echo out; echo err >&2; exit 2"))))
+             :max-iterations 1)
+     "attempts")
+;=> ({"attempt" "x" "score" 0 "feedback" "out\nerr\n"})
+
+(get (refine :director (lambda (input feedback) "x")
+             :evaluator (lambda (a) (system:run_script (command "sh") (args (list "-c" "printf out; echo err >&2; exit 2"))))
+             :max-iterations 1)
+     "best")
+;=> "x"
+
+(get-field (refine :director (lambda (input feedback) "x")
+                   :evaluator (lambda (a) (system:run_script (command "sh") (args (list "-c" "printf out; printf err >&2; exit 2"))))
+                   :max-iterations 1)
+           "attempts")
+;=> ({"attempt" "x" "score" 0 "feedback" "out\nerr"})
