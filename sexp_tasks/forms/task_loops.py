@@ -130,9 +130,7 @@ class LoopRun:
         try:
             return apply_procedure(fn, args, self.depth, self.span)
         except SexpError as err:
-            err.message = f"{self.shape.name}: {phase} failed in iteration {iteration}: {err.message}"
-            err.args = (err.message,)
-            raise
+            raise annotated(err, f"{self.shape.name}: {phase} failed in iteration {iteration}: ") from err
 
     def decide(self, args: list[Value], iteration: int) -> tuple[str, Value]:
         """The controller's decision: ('stop', value) or ('continue', next input)."""
@@ -147,6 +145,18 @@ class LoopRun:
             " expected (list 'stop value) or (list 'continue next-input)",
             self.span,
         )
+
+
+def annotated(err: SexpError, prefix: str) -> SexpError:
+    """A copy of err, of the same type, whose message starts with prefix.
+
+    A copy because an error object may be raised again (a defatom that failed to compile
+    raises the same one every time it runs)."""
+    copy = type(err).__new__(type(err))
+    copy.__dict__.update(err.__dict__)
+    copy.message = prefix + err.message
+    copy.args = (copy.message,)
+    return copy
 
 
 @contextmanager

@@ -188,6 +188,19 @@
   (controller (lambda (fb plan out i) (if (= i 3) (undefined-thing) (list 'continue i)))))
 ;!! director-evaluator-loop: controller failed in iteration 3: unbound symbol 'undefined-thing'
 
+;; The same error raised again is annotated afresh, not twice.
+(define (run-bad-defatom)
+  (try
+    (director-evaluator-loop
+      (max-iterations 1)
+      (initial-director-input 0)
+      (director (lambda (x i) (defatom broken (params x)) x))
+      (evaluator (lambda (out plan i) true)))
+    (catch e (get e "message"))))
+(run-bad-defatom)
+(run-bad-defatom)
+;=> "director-evaluator-loop: director failed in iteration 1: defatom broken: missing (instructions \"...\")"
+
 ;; A malformed decision names the controller and the iteration.
 (director-evaluator-loop
   (max-iterations 3)
