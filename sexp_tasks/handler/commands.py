@@ -31,6 +31,7 @@ DRAIN_SECONDS = 0.5  # how long pipes are still read once the launcher is gone
 STARTUP_SECONDS = 10.0  # the most the launcher's own start may add to the timeout
 LAUNCHER = Path(__file__).resolve().parent.parent / "scripts_launcher.py"
 CHUNK = 64 * 1024
+POLL_LIMIT_SECONDS = 60.0  # the longest single wait (epoll refuses huge timeouts)
 
 
 @dataclass
@@ -90,6 +91,7 @@ class _Capture:
     """One output stream: its first half-limit bytes, its last half-limit bytes, and its size."""
 
     def __init__(self, limit: int) -> None:
+        limit = max(limit, 0)
         self.head_limit = limit // 2
         self.tail_limit = limit - self.head_limit
         self.head = bytearray()
@@ -259,7 +261,7 @@ class _Run:
                     self._kill_tree()
                     return
                 wake = self.hard_deadline if self.hard_deadline is not None else self.deadline
-                for key, _ in selector.select(max(wake - now, 0.0)):
+                for key, _ in selector.select(min(max(wake - now, 0.0), POLL_LIMIT_SECONDS)):
                     self._ready(key, selector)
         finally:
             selector.close()
