@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
-from .handler.commands import command_argv, run_command, start_failure
+from .handler.commands import CommandOutcome, command_argv, run_command, start_failure
 from .tasks.results import COMPLETE, FAILED, ScriptResult, TaskError
 
 
@@ -80,6 +80,11 @@ def run_script(request: ScriptRequest, workspace: Path, settings: Settings) -> S
     except (OSError, ValueError) as err:
         message = start_failure(err, argv[0]) if isinstance(err, OSError) else str(err)
         return _halted(request, message)
+    return _result(request, outcome, timeout)
+
+
+def _result(request: ScriptRequest, outcome: CommandOutcome, timeout: float) -> ScriptResult:
+    """COMPLETE with the exit code, or FAILED when it timed out or was stopped from outside."""
     notes: dict[str, Any] = {
         "duration_ms": outcome.duration_ms,
         "stdout_truncated_bytes": outcome.stdout_dropped,
@@ -89,23 +94,28 @@ def run_script(request: ScriptRequest, workspace: Path, settings: Settings) -> S
         notes["signal"] = _signal_name(outcome.signal)
     result = ScriptResult(outcome.stdout, COMPLETE, notes, stdout=outcome.stdout, stderr=outcome.stderr)
     if outcome.timed_out:
-        result.status = FAILED
-        result.error = TaskError(
-            "TASK_FAILURE",
-            f"{request.shown()!r} timed out after {timeout:g} s",
-            reason="execution_timeout",
-            details={"command": argv, "timeout": timeout},
-        )
-    else:
-        result.exit_code = outcome.exit_code
+        message = f"{request.shown()!r} timed out after {timeout:g} s"
+        return _failed(result, request, "execution_timeout", message, timeout=timeout)
+    if outcome.exit_code is None:  # the launcher was killed from outside before it could tell
+        message = f"{request.shown()!r} was stopped before it reported how it ended"
+        return _failed(result, request, "execution_halted", message)
+    result.exit_code = outcome.exit_code
     return result
 
 
 def _halted(request: ScriptRequest, message: str) -> ScriptResult:
-    error = TaskError(
-        "TASK_FAILURE", message, reason="execution_halted", details={"command": request.shown()}
+    return _failed(ScriptResult("", notes={"duration_ms": 0.0}), request, "execution_halted", message)
+
+
+def _failed(
+    result: ScriptResult, request: ScriptRequest, reason: str, message: str, **details: Any
+) -> ScriptResult:
+    """result made FAILED with a TASK_FAILURE error of that reason."""
+    result.status = FAILED
+    result.error = TaskError(
+        "TASK_FAILURE", message, reason=reason, details={"command": request.shown(), **details}
     )
-    return ScriptResult("", FAILED, {"duration_ms": 0.0}, error=error)
+    return result
 
 
 def _signal_name(number: int) -> str:

@@ -419,12 +419,14 @@ def test_scripts_die_with_the_interpreter(workspace: Path, token: str) -> None:
 
 def test_output_read_is_bounded_even_if_the_launcher_dies(workspace: Path, token: str) -> None:
     """A process that escaped every kill and holds the pipe cannot hang the read."""
+    from sexp_tasks.scripts_run import ScriptRequest, run_script
+
     (workspace / "spawn.py").write_text(SPAWN)
-    outcome: list[object] = []
+    outcome: list[ScriptResult] = []
 
     def target() -> None:
-        argv = [sys.executable, "spawn.py", token, "setsid", "ignore-term", "stay"]
-        outcome.append(run_command(argv, workspace, 60))
+        request = ScriptRequest((sys.executable, "spawn.py", token, "setsid", "ignore-term", "stay"))
+        outcome.append(run_script(request, workspace, Settings()))
 
     thread = threading.Thread(target=target)
     thread.start()
@@ -442,8 +444,11 @@ def test_output_read_is_bounded_even_if_the_launcher_dies(workspace: Path, token
     started = time.monotonic()
     thread.join(30)
     assert not thread.is_alive() and time.monotonic() - started < 10
-    assert len(outcome) == 1
     os.kill(grandchild, signal.SIGKILL)
+    [result] = outcome
+    assert (result.status, result.stdout) == (FAILED, "ready\n")
+    assert result.error is not None and result.error.reason == "execution_halted"
+    assert "was stopped before it reported how it ended" in result.error.message
 
 
 # Output caps ----------------------------------------------------------------------------------
