@@ -83,7 +83,7 @@ def apply_other(fn: Value, args: list[Value], span: Span | None, depth: int) -> 
             raise primitive_failure(fn, args, exc, span) from exc
     if isinstance(fn, Procedure):
         try:
-            return fn.apply(args, depth)
+            return fn.apply_at(args, depth, span)
         except SexpError as err:
             raise err.at(span)
     if fn is None:

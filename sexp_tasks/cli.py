@@ -184,9 +184,13 @@ def _run(args: argparse.Namespace, settings: Settings, text: str, path: Path | N
     from .runtime import Runtime  # the runtime imports the reader (lark); keep --help fast
 
     runtime = Runtime(settings)
-    for name, value in _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False):
+    bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
+    for name, value in bindings:
         runtime.define(name, value)
-    value = runtime.run_source(text, "<eval>") if path is None else runtime.run_file(path, text)
+    if path is None:
+        value = runtime.run_source(text, "<eval>")
+    else:
+        value = runtime.run_recorded(path, text, dict(bindings))
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
     failure_line = getattr(value, "failure_line", None)  # a FAILED TaskResult
     if failure_line is not None and failure_line() is not None:

@@ -48,9 +48,7 @@ def run_tasks_command(action: str, operands: list[str], settings: Settings) -> i
         for line in template.instructions.splitlines():
             print(f"    {line}")
         return EXIT_OK
-    from .tasks.matching import match_templates
-
-    for score, template in match_templates(" ".join(operands), library.templates.values()):
+    for score, template in runtime.tasks.match(" ".join(operands)):
         print(f"{score:.2f}  {template.name}  {template.description}")
     return EXIT_OK
 

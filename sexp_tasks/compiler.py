@@ -97,7 +97,9 @@ class Compiler:
             fn = operator(env)
             if type(fn) is Task and fn.accepts_pairs(names):
                 try:
-                    return fn.call_named({name: code(env) for name, code in zip(names, codes, strict=True)})
+                    return fn.call_named(
+                        {name: code(env) for name, code in zip(names, codes, strict=True)}, span
+                    )
                 except SexpError as err:
                     raise err.at(span)
             return call(env)

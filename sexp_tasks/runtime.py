@@ -60,7 +60,10 @@ class Runtime:
 
     def run_forms(self, forms: list[Node]) -> Value:
         """Compile every form before running any, so a malformed form stops the program early."""
-        codes: list[Code] = [self.compiler.compile(form, None) for form in forms]
+        return self._execute([self.compiler.compile(form, None) for form in forms])
+
+    @staticmethod
+    def _execute(codes: list[Code]) -> Value:
         value: Value = None
         for code in codes:
             value = code(TOP_FRAME)
@@ -75,6 +78,45 @@ class Runtime:
             return self.run_source(text, str(path))
         finally:
             self._loading.pop()
+
+    def run_recorded(self, path: Path, text: str, inputs: dict[str, Value]) -> Value:
+        """Run a program file as a recorded run; a program that does not read or compile is no run."""
+        codes = [self.compiler.compile(form, None) for form in read(text, str(path))]
+        self.start_run(str(path), text, inputs)
+        status = "failed"
+        self._loading.append(path.resolve())
+        try:
+            value = self._execute(codes)
+            status = "failed" if getattr(value, "failed", False) else "completed"
+            return value
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            self._loading.pop()
+            self.end_run(status)
+
+    # Recording ----------------------------------------------------------------------------
+    def start_run(self, program: str, text: str, inputs: dict[str, Value]) -> str:
+        """Record this run in the store from now on; its id (also printed as `run: <id>`)."""
+        from .journal import Journal, new_run_id, program_hash
+        from .printer import to_json_value
+        from .store import Store
+
+        store = Store(self.settings.store)
+        run_id = new_run_id()
+        store.begin_run(run_id, program, program_hash(text), {k: to_json_value(v) for k, v in inputs.items()})
+        self.tasks.journal = Journal(store, run_id)
+        if not self.settings.quiet:
+            self.err.write(f"run: {run_id}\n")
+            self.err.flush()
+        return run_id
+
+    def end_run(self, status: str) -> None:
+        """Mark the recorded run completed, failed or interrupted."""
+        journal = self.tasks.journal
+        if journal is not None:
+            journal.store.end_run(journal.run_id, status)
 
     def define(self, name: str, value: Value) -> None:
         """Bind a global (for --set)."""

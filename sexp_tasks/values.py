@@ -40,6 +40,10 @@ class Procedure:
         """Call with already evaluated arguments, from code running at call depth `depth`."""
         raise NotImplementedError
 
+    def apply_at(self, args: list[Value], depth: int, span: Any) -> Value:
+        """apply, told where the call is (tasks journal their steps by call site)."""
+        return self.apply(args, depth)
+
 
 class Primitive(Procedure):
     """A procedure written in Python; `fn` takes the arguments positionally."""

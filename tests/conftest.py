@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from sexp_tasks.config import Settings  # noqa: E402
 from sexp_tasks.runtime import Runtime  # noqa: E402
 
 CliResult = tuple[int, str, str]
+RUN_LINE = re.compile(r"\Arun: [0-9a-f]{12}\n")
 Cli = Callable[..., CliResult]
 
 
@@ -69,7 +71,11 @@ def run_cli(
     python_flags: tuple[str, ...] = (),
     timeout: float = 60,
 ) -> CliResult:
-    """Run `python -m sexp_tasks ARGS...` as a real process in cwd; return (status, stdout, stderr)."""
+    """Run `python -m sexp_tasks ARGS...` as a real process in cwd; return (status, stdout, stderr).
+
+    The `run: <id>` line every recorded `sexp run` starts with is taken out of stderr here
+    (tests/test_runs.py checks it), so other tests see only what the program itself wrote.
+    """
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [environment.get("PYTHONPATH")])])
     environment.pop("PYTHONSTARTUP", None)
@@ -86,7 +92,7 @@ def run_cli(
         env=environment,
         timeout=timeout,
     )
-    return completed.returncode, completed.stdout, completed.stderr
+    return completed.returncode, completed.stdout, RUN_LINE.sub("", completed.stderr, count=1)
 
 
 @pytest.fixture

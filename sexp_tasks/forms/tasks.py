@@ -166,7 +166,7 @@ def compile_call_atomic_task(form: FunctionCallNode, scope: Scope | None, tail: 
 
             raise NameError_(f"unknown task '{task_name}'{system.library.suggestion(task_name)}", span)
         try:
-            return task.call_named({key: code(env) for key, code in named})
+            return task.call_named({key: code(env) for key, code in named}, span)
         except SexpError as err:
             raise err.at(span)
 

@@ -13,9 +13,7 @@ from .strings import as_string
 @primitive("match-tasks")
 def match_tasks(ctx: Any, text: Any) -> list[dict[str, Any]]:
     """Up to 5 templates that fit text, best first: dicts with name, score and description."""
-    from ..tasks.matching import match_templates
-
-    found = match_templates(as_string("match-tasks", text), ctx.tasks.library.templates.values())
+    found = ctx.tasks.match(as_string("match-tasks", text))
     return [{"name": t.name, "score": score, "description": t.description} for score, t in found]
 
 

@@ -110,3 +110,35 @@ class ScriptResult(TaskResult):
 
     def fields(self) -> dict[str, Any]:
         return {**super().fields(), "stdout": self.stdout, "stderr": self.stderr, "exitCode": self.exit_code}
+
+
+def to_record(result: TaskResult) -> dict[str, Any]:
+    """Everything needed to rebuild the result exactly (what the run store keeps)."""
+    record: dict[str, Any] = {
+        "status": result.status,
+        "content": result.content,
+        "notes": result.notes,
+        "parsed": result.parsed_content,
+        "criteria": result.criteria,
+        "error": result.error.to_dict() if result.error else None,
+    }
+    if isinstance(result, ScriptResult):
+        record["script"] = {"stdout": result.stdout, "stderr": result.stderr, "exit_code": result.exit_code}
+    return record
+
+
+def from_record(record: dict[str, Any]) -> TaskResult:
+    """The result a to_record dict describes."""
+    error = record.get("error")
+    fields: dict[str, Any] = {
+        "content": record["content"],
+        "status": record["status"],
+        "notes": record.get("notes") or {},
+        "parsed_content": record.get("parsed"),
+        "criteria": record.get("criteria"),
+        "error": TaskError(**error) if error else None,
+    }
+    script = record.get("script")
+    if script is not None:
+        return ScriptResult(**fields, **script)
+    return TaskResult(**fields)

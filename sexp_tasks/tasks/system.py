@@ -10,6 +10,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import SexpError
+from ..journal import Journal, fingerprint
 from ..resources import data_dir
 from ..values import Value
 from .inputs import InputError, substitute
@@ -36,6 +37,8 @@ class TaskSystem:
         self._warn = warn
         self._spent_usd = 0.0  # the run's model spending so far, against max_cost_usd
         self._spending = threading.Lock()
+        self._making_services = threading.Lock()
+        self.journal: Journal | None = None  # set when the run is recorded (sexp run)
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self) -> list[Path]:
@@ -69,6 +72,26 @@ class TaskSystem:
         assert task is not None
         return task
 
+    def match(self, text: str) -> list[tuple[float, TaskTemplate]]:
+        """Up to 5 templates for text, best first; past successScores in the store raise scores."""
+        from .matching import match_templates
+
+        return match_templates(text, self.library.templates.values(), past_scores=self.past_scores())
+
+    def past_scores(self) -> dict[str, float]:
+        """Mean recorded successScore per template, from the run store when there is one."""
+        if self.journal is not None:
+            return self.journal.store.success_scores()
+        if not Path(self.settings.store).is_file():
+            return {}  # asking must not create a store
+        from ..store import Store
+
+        store = Store(self.settings.store, create=False)
+        try:
+            return store.success_scores()
+        finally:
+            store.close()
+
     # Running ----------------------------------------------------------------------------------
     def model_for(self, template: TaskTemplate, reserved: dict[str, Value]) -> str:
         """Call-site model > --model > the template's <model> > SEXP_MODEL > sexp.toml."""
@@ -85,8 +108,10 @@ class TaskSystem:
             " the template's <model>, SEXP_MODEL, or `model` in sexp.toml"
         )
 
-    def run(self, template: TaskTemplate, inputs: dict[str, Value], reserved: dict[str, Value]) -> TaskResult:
-        """Render the template with checked inputs and run it in a new Handler."""
+    def run(
+        self, template: TaskTemplate, inputs: dict[str, Value], reserved: dict[str, Value], span: Any = None
+    ) -> TaskResult:
+        """Render the template with checked inputs and run it in a new Handler (journaled)."""
         from ..handler.types import HandlerConfig, OutputSpec, TaskPrompt
 
         try:
@@ -121,14 +146,23 @@ class TaskSystem:
             workspace=Path(self.settings.workspace),
             script_timeout=float(self.settings.script_timeout),
         )
-        refused = self._over_budget(template)
-        if refused is not None:
-            return refused
-        from ..handler.handler import Handler
 
-        result = Handler(config, self.services()).run(prompt)
-        with self._spending:
-            self._spent_usd += float(result.notes.get("cost_usd") or 0.0)
+        def perform() -> TaskResult:
+            refused = self._over_budget(template)
+            if refused is not None:
+                return refused
+            from ..handler.handler import Handler
+
+            result = Handler(config, self.services()).run(prompt)
+            with self._spending:
+                self._spent_usd += float(result.notes.get("cost_usd") or 0.0)
+            return result
+
+        if self.journal is None:
+            result = perform()
+        else:
+            request = fingerprint(prompt, config.tools, config.max_turns)
+            result = self.journal.record("task", template.name, span, request, perform)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
             self._warn(f"{template.name}: {warning}")
         return result
@@ -156,21 +190,25 @@ class TaskSystem:
 
     def services(self) -> Any:
         """The per-run services every Handler shares (mock script, cassette, warnings)."""
-        if self._services is None:
-            from ..handler.services import Cassette, MockScript
-            from ..handler.types import HandlerServices
-
-            settings = self.settings
-            mock = MockScript.from_file(settings.mock_responses) if settings.mock_responses else MockScript()
-            cassette = None
-            if settings.record:
-                cassette = Cassette(settings.record, "record")
-            elif settings.replay:
-                cassette = Cassette(settings.replay, "replay")
-            self._services = HandlerServices(
-                mock=mock, cassette=cassette, ask_user=_ask_user, warn=self._warn
-            )
+        if self._services is not None:
+            return self._services
+        with self._making_services:  # pmap's first calls arrive together: make them once
+            if self._services is None:
+                self._services = self._make_services()
         return self._services
+
+    def _make_services(self) -> Any:
+        from ..handler.services import Cassette, MockScript
+        from ..handler.types import HandlerServices
+
+        settings = self.settings
+        mock = MockScript.from_file(settings.mock_responses) if settings.mock_responses else MockScript()
+        cassette = None
+        if settings.record:
+            cassette = Cassette(settings.record, "record")
+        elif settings.replay:
+            cassette = Cassette(settings.replay, "replay")
+        return HandlerServices(mock=mock, cassette=cassette, ask_user=_ask_user, warn=self._warn)
 
 
 def _ask_user(question: str) -> str:

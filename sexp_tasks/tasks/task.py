@@ -18,8 +18,9 @@ from .template import TaskTemplate
 
 RESERVED = ("files", "context", "model", "subtype", "history_config", "tools")
 
-# Runs a template with checked inputs and reserved parameters; supplied by the runtime.
-Runner = Callable[[TaskTemplate, dict[str, Value], dict[str, Value]], TaskResult]
+# Runs a template with checked inputs and reserved parameters, called from a source position
+# (None when unknown); supplied by the Task System.
+Runner = Callable[[TaskTemplate, dict[str, Value], dict[str, Value], Any], TaskResult]
 
 
 def input_failure(template: TaskTemplate, err: InputError) -> TaskResult:
@@ -49,23 +50,26 @@ class Task(Procedure):
         declared = {i.name for i in self.template.inputs}
         return all(n in declared or n in RESERVED for n in names)
 
-    def call_named(self, named: dict[str, Value]) -> TaskResult:
-        """Run with inputs and reserved parameters given by name."""
+    def call_named(self, named: dict[str, Value], span: Any = None) -> TaskResult:
+        """Run with inputs and reserved parameters given by name, from the call at span."""
         inputs = {k: v for k, v in named.items() if k not in RESERVED}
         reserved = {k: v for k, v in named.items() if k in RESERVED}
         try:
             prepared = prepare_inputs(self.template, inputs)
         except InputError as err:
             return input_failure(self.template, err)
-        return self.runner(self.template, prepared, reserved)
+        return self.runner(self.template, prepared, reserved, span)
 
     def apply(self, args: list[Value], depth: int) -> Value:
+        return self.apply_at(args, depth, None)
+
+    def apply_at(self, args: list[Value], depth: int, span: Any) -> Value:
         """A call like a procedure's: `:param value` pairs, else positional in declared order."""
         named: dict[str, Value] = {}
         if args and all(isinstance(a, Keyword) for a in args[::2]) and len(args) % 2 == 0:
             for i in range(0, len(args), 2):
                 named[args[i].name] = args[i + 1]
-            return self.call_named(named)
+            return self.call_named(named, span)
         if any(isinstance(a, Keyword) for a in args):
             return input_failure(
                 self.template, InputError("?", "keyword and positional arguments cannot be mixed")
@@ -78,7 +82,7 @@ class Task(Procedure):
                     "?", f"task '{self.name}' takes {len(inputs)} input(s), got {len(args)} arguments"
                 ),
             )
-        return self.call_named({spec.name: value for spec, value in zip(inputs, args, strict=False)})
+        return self.call_named({spec.name: value for spec, value in zip(inputs, args, strict=False)}, span)
 
     def __repr__(self) -> str:
         return f"#<task {self.name}>"

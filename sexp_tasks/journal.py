@@ -1,0 +1,110 @@
+"""A run's journal: every task call, script and tool step recorded as it happens (SPEC §6).
+
+A step's key is the source position of the call, plus how many times the run has reached that
+position, plus — inside pmap — the element's index path. The same program re-run therefore
+reaches the same keys in the same places, which is what lets `--resume` answer completed steps
+from the store instead of paying for them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import uuid
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+from .source import Span
+from .store import Store
+from .tasks.results import COMPLETE, TaskResult, from_record, to_record
+
+# Set by pmap for each element (e.g. "[3]", nested "[3][0]"); copied into its worker thread.
+ELEMENT_PATH: ContextVar[str] = ContextVar("sexp_element_path", default="")
+# The key of the step whose work is running now: the parent of steps it makes (tools, subtasks).
+CURRENT_STEP: ContextVar[str | None] = ContextVar("sexp_current_step", default=None)
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def program_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def fingerprint(*parts: Any) -> str:
+    """A stable digest of a request's parts (anything JSON can write)."""
+    text = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def site_of(span: Span | None) -> str:
+    """A call's position as `file:line:col`, or `?` when the call came from Python."""
+    return str(span) if span is not None else "?"
+
+
+class Journal:
+    """Records a run's steps in the store; when resuming, answers completed ones from it."""
+
+    def __init__(self, store: Store, run_id: str, resuming: bool = False) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.resuming = resuming
+        self.reused = 0  # steps answered from the store
+        self._occurrences: dict[str, int] = {}
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def _next_key(self, site: str) -> tuple[str, int]:
+        base = site + ELEMENT_PATH.get()
+        with self._lock:
+            count = self._occurrences.get(base, 0) + 1
+            self._occurrences[base] = count
+            self._seq += 1
+            return f"{base}#{count}", self._seq
+
+    def record(
+        self, kind: str, name: str, span: Span | None, request: str, perform: Callable[[], TaskResult]
+    ) -> TaskResult:
+        """perform()'s result, journaled; from the store instead when resuming a completed step.
+
+        `request` is the step's fingerprint: a step whose request changed is run again. A
+        FAILED step is never reused.
+        """
+        key, seq = self._next_key(site_of(span))
+        if self.resuming:
+            done = self.store.step(self.run_id, key)
+            if done is not None and done["status"] == COMPLETE and done["fingerprint"] == request:
+                with self._lock:
+                    self.reused += 1
+                return from_record(json.loads(done["result"]))
+        self.store.step_started(self.run_id, key, seq, CURRENT_STEP.get(), kind, name, request)
+        token = CURRENT_STEP.set(key)
+        try:
+            result = perform()
+        finally:
+            CURRENT_STEP.reset(token)
+        usage = result.notes.get("usage") or {}
+        score = result.notes.get("successScore")
+        self.store.step_completed(
+            self.run_id,
+            key,
+            result.status,
+            to_record(result),
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+            float(result.notes.get("cost_usd") or 0.0),
+            _score(score),
+        )
+        return result
+
+
+def _score(value: Any) -> float | None:
+    """A successScore as a number in [0, 1], when the notes hold one."""
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        return None
+    return min(1.0, max(0.0, score))

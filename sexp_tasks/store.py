@@ -1,0 +1,230 @@
+"""The run store (SPEC §6): one SQLite file holding runs, their journaled steps and the file index.
+
+The only module that imports sqlite3. Every write is its own short transaction, committed as it
+happens, so a run killed at any point leaves every completed step behind. WAL lets `sexp runs`
+read while a run writes. One connection is shared by a run's threads (pmap) behind a lock.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .errors import SexpError
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    program TEXT NOT NULL,          -- the file run, or <eval>
+    program_hash TEXT NOT NULL,
+    inputs TEXT NOT NULL,           -- JSON of --set bindings
+    status TEXT NOT NULL,           -- running | completed | failed | interrupted
+    started_at REAL NOT NULL,
+    ended_at REAL
+);
+CREATE TABLE IF NOT EXISTS steps (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    key TEXT NOT NULL,              -- call site + occurrence (+ pmap element path): stable across re-runs
+    seq INTEGER NOT NULL,           -- order of starting, for traces
+    parent TEXT,                    -- the enclosing step's key (a subtask's or tool call's parent)
+    kind TEXT NOT NULL,             -- task | script | tool | subtask
+    name TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,      -- of the request: a changed request is not answered from the store
+    status TEXT NOT NULL,           -- started | COMPLETE | CONTINUATION | FAILED
+    result TEXT,                    -- JSON of the result
+    prompt_tokens INTEGER DEFAULT 0,
+    completion_tokens INTEGER DEFAULT 0,
+    cost_usd REAL DEFAULT 0,
+    success_score REAL,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    headings TEXT NOT NULL,
+    identifiers TEXT NOT NULL,
+    last_commit TEXT,
+    indexed_at REAL NOT NULL
+);
+"""
+
+
+class StoreError(SexpError):
+    """The store cannot be opened or written: corrupt, locked, or not a store at all."""
+
+    error_type = "STORE_ERROR"
+
+
+class Store:
+    """An open run store."""
+
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise StoreError(f"no run store at '{self.path}'")
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the run store '{self.path}' was written by a newer sexp (schema {version})"
+                )
+            if version < SCHEMA_VERSION:
+                # executescript commits as it goes; every statement is idempotent, so a crash
+                # half-way through is finished by the next open.
+                self._db.executescript(SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+        except sqlite3.Error as err:
+            raise self._error(err) from None
+        except OSError as err:
+            raise StoreError(f"cannot open the run store '{self.path}': {err.strerror or err}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # Plumbing -------------------------------------------------------------------------------
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _error(self, err: sqlite3.Error) -> StoreError:
+        text = str(err)
+        if "locked" in text or "busy" in text:
+            return StoreError(f"the run store '{self.path}' is locked by another process; try again")
+        if isinstance(err, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
+            return StoreError(f"the run store '{self.path}' is corrupt or not a sexp store ({text})")
+        return StoreError(f"run store '{self.path}': {text}")
+
+    def write(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> None:
+        """One statement, committed now."""
+        with self._lock:
+            try:
+                with self._transaction() as db:
+                    db.execute(sql, params)
+            except sqlite3.Error as err:
+                raise self._error(err) from None
+
+    def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """One statement over many rows, in one transaction."""
+        with self._lock:
+            try:
+                with self._transaction() as db:
+                    db.executemany(sql, rows)
+            except sqlite3.Error as err:
+                raise self._error(err) from None
+
+    def query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[dict[str, Any]]:
+        """Rows as dicts."""
+        with self._lock:
+            try:
+                return [dict(row) for row in self._db.execute(sql, params).fetchall()]
+            except sqlite3.Error as err:
+                raise self._error(err) from None
+
+    # Runs -----------------------------------------------------------------------------------
+    def begin_run(self, run_id: str, program: str, program_hash: str, inputs: dict[str, Any]) -> None:
+        self.write(
+            """INSERT INTO runs (id, program, program_hash, inputs, status, started_at)
+               VALUES (?, ?, ?, ?, ?, ?)""",
+            (run_id, program, program_hash, json.dumps(inputs, default=str), "running", time.time()),
+        )
+
+    def reopen_run(self, run_id: str) -> None:
+        self.write("UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?", (run_id,))
+
+    def end_run(self, run_id: str, status: str) -> None:
+        self.write("UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), run_id))
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        return rows[0] if rows else None
+
+    def recent_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest runs first, with their step count, tokens and cost."""
+        return self.query(
+            """SELECT r.*, COUNT(s.key) AS steps,
+                      COALESCE(SUM(s.prompt_tokens + s.completion_tokens), 0) AS tokens,
+                      COALESCE(SUM(s.cost_usd), 0) AS cost_usd
+               FROM runs r LEFT JOIN steps s ON s.run_id = r.id
+               GROUP BY r.id ORDER BY r.started_at DESC LIMIT ?""",
+            (limit,),
+        )
+
+    # Steps ----------------------------------------------------------------------------------
+    def step_started(
+        self, run_id: str, key: str, seq: int, parent: str | None, kind: str, name: str, fingerprint: str
+    ) -> None:
+        """The started row, committed before the call is made (a re-run replaces it)."""
+        self.write(
+            """INSERT OR REPLACE INTO steps
+               (run_id, key, seq, parent, kind, name, fingerprint, status, started_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)""",
+            (run_id, key, seq, parent, kind, name, fingerprint, time.time()),
+        )
+
+    def step_completed(
+        self,
+        run_id: str,
+        key: str,
+        status: str,
+        result: dict[str, Any],
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        cost_usd: float = 0.0,
+        success_score: float | None = None,
+    ) -> None:
+        self.write(
+            """UPDATE steps SET status = ?, result = ?, prompt_tokens = ?, completion_tokens = ?,
+                                cost_usd = ?, success_score = ?, ended_at = ?
+               WHERE run_id = ? AND key = ?""",
+            (
+                status,
+                json.dumps(result, default=str),
+                prompt_tokens,
+                completion_tokens,
+                cost_usd,
+                success_score,
+                time.time(),
+                run_id,
+                key,
+            ),
+        )
+
+    def step(self, run_id: str, key: str) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM steps WHERE run_id = ? AND key = ?", (run_id, key))
+        return rows[0] if rows else None
+
+    def steps(self, run_id: str) -> list[dict[str, Any]]:
+        return self.query("SELECT * FROM steps WHERE run_id = ? ORDER BY seq", (run_id,))
+
+    def success_scores(self) -> dict[str, float]:
+        """The mean recorded successScore of each template that has any (for matching)."""
+        rows = self.query(
+            """SELECT name, AVG(success_score) AS score FROM steps
+               WHERE kind = 'task' AND success_score IS NOT NULL GROUP BY name"""
+        )
+        return {row["name"]: float(row["score"]) for row in rows}
