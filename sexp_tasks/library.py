@@ -8,6 +8,7 @@ out of order cannot change what they mean.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from .compiler import Compiler
@@ -25,6 +26,7 @@ class LazyDefinitions:
         self._compiler = compiler
         self._globals = globals_
         self._pending: dict[str, Node] = globals_.pending
+        self._resolving = threading.RLock()
         globals_.resolvers.append(self.resolve)
         globals_.name_sources.append(lambda: self._pending)
 
@@ -44,11 +46,14 @@ class LazyDefinitions:
 
     def resolve(self, name: str) -> Value | None:
         """Compile and run the definition of name, if it is pending; its value."""
-        form = self._pending.pop(name, None)
-        if form is None:
-            return None
-        self._compiler.compile(form, None)(TOP_FRAME)
-        return self._globals.values.get(name)
+        # pmap's workers may look the same name up at once: one compiles while the others wait
+        # and then find it defined. Re-entrant, since a definition may resolve another.
+        with self._resolving:
+            form = self._pending.pop(name, None)
+            if form is None:
+                return self._globals.values.get(name)
+            self._compiler.compile(form, None)(TOP_FRAME)
+            return self._globals.values.get(name)
 
     def force_all(self) -> None:
         """Define everything still pending (for tools that list every global)."""

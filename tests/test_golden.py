@@ -72,6 +72,8 @@ REQUIRED_FILES = [
     "errors",
     "prelude",
     "compat",
+    "tasks",
+    "pmap",
 ]
 
 _MARKERS = (";=>", ";!!", ";>>", ";2>")
