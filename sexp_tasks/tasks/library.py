@@ -15,8 +15,31 @@ class TaskLibrary:
     override an earlier one, with a warning."""
 
     def __init__(self, warn: Callable[[str], None] = lambda message: None) -> None:
-        self.templates: dict[str, TaskTemplate] = {}
+        self._templates: dict[str, TaskTemplate] = {}
+        # The package's own templates (stdlib/templates/NAME.xml), parsed on first use so that
+        # a program that calls no task never imports lxml. Any other directory overrides them.
+        self._lazy: dict[str, Path] = {}
         self._warn = warn
+
+    @property
+    def templates(self) -> dict[str, TaskTemplate]:
+        """Every template by name (the package's own ones loaded now, if they were not yet)."""
+        while self._lazy:
+            self._load_lazy(next(iter(self._lazy)))
+        return self._templates
+
+    def add_lazy_directory(self, directory: Path) -> None:
+        """Register directory's NAME.xml files, each defining task NAME, to be read when needed."""
+        for path in sorted(directory.glob("*.xml")):
+            if path.stem not in self._templates:
+                self._lazy[path.stem] = path
+
+    def _load_lazy(self, name: str) -> None:
+        path = self._lazy.pop(name)
+        for template in load_templates(path.read_text(encoding="utf-8"), str(path)):
+            if template.name not in self._templates:
+                check_rules(template)
+                self._templates[template.name] = template
 
     def load_directory(self, directory: Path, strict: bool = True) -> list[TemplateError]:
         """Load every *.xml file in directory; return (or raise, when strict) template errors."""
@@ -49,19 +72,22 @@ class TaskLibrary:
     def add(self, template: TaskTemplate, warn_on_override: bool = True) -> None:
         """Register a template (checked), replacing any of the same name."""
         check_rules(template)
-        previous = self.templates.get(template.name)
+        self._lazy.pop(template.name, None)
+        previous = self._templates.get(template.name)
         if previous is not None and warn_on_override and previous.origin != template.origin:
             self._warn(
                 f"task '{template.name}' from {template.origin} overrides the one from {previous.origin}"
             )
-        self.templates[template.name] = template
+        self._templates[template.name] = template
 
     def get(self, name: str) -> TaskTemplate | None:
-        return self.templates.get(name)
+        if name in self._lazy:
+            self._load_lazy(name)
+        return self._templates.get(name)
 
     def require(self, name: str) -> TaskTemplate:
         """The template, or a VALIDATION-free lookup error naming close matches."""
-        template = self.templates.get(name)
+        template = self.get(name)
         if template is None:
             from ..errors import NameError_
 

@@ -42,13 +42,15 @@ class TaskSystem:
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self) -> list[Path]:
-        """stdlib/templates, ./tasks, sexp.toml and SEXP_TEMPLATES directories, then --templates."""
-        dirs = [data_dir("stdlib") / "templates", Path("tasks")]
+        """./tasks, sexp.toml and SEXP_TEMPLATES directories, then --templates (later wins)."""
+        dirs = [Path("tasks")]
         dirs += [Path(d) for d in (*self.settings.templates, *self.settings.template_flags)]
         return [d for d in dirs if d.is_dir()]
 
     def load_templates(self, strict: bool = True) -> list[SexpError]:
-        """Load every template directory (later wins); only imports lxml when there are files."""
+        """The package's templates (lazily), then every template directory; only imports lxml
+        when there are files to read now."""
+        self.library.add_lazy_directory(data_dir("stdlib") / "templates")
         errors: list[SexpError] = []
         for directory in self.template_directories():
             if any(directory.glob("*.xml")):
