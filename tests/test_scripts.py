@@ -376,6 +376,17 @@ def test_shell_background_job_holding_the_pipe(runtime: Runtime, token: str) -> 
     assert not survivors(token)
 
 
+def test_concurrent_scripts_in_pmap(runtime: Runtime, spawn: str, token: str) -> None:
+    runtime.define("TOKENS", [f"{token}-{i}" for i in range(4)])
+    results = runtime.run_source(
+        f'(pmap (lambda (t) (system:run_script (command (list PY "{spawn}" t "setsid" "stay")) (timeout 1)))'
+        " TOKENS)"
+    )
+    assert isinstance(results, list) and len(results) == 4
+    assert all(r.status == FAILED and r.stdout == "ready\n" for r in results)
+    assert not survivors(token)
+
+
 def test_interrupt_stops_the_script(workspace: Path, token: str) -> None:
     (workspace / "spawn.py").write_text(SPAWN)
 
