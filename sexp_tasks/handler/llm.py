@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
 import os
 import re
+import threading
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 DEFAULT_INPUT_WINDOW = 100_000
 _KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
+# Where litellm keeps the callbacks a user may register; when all are empty its per-call logging
+# (a payload built for every response, on a background thread) serves nobody and is skipped.
+_CALLBACK_LISTS = (
+    "callbacks",
+    "success_callback",
+    "failure_callback",
+    "input_callback",
+    "service_callback",
+    "audit_log_callbacks",
+    "_async_success_callback",
+    "_async_failure_callback",
+    "_async_input_callback",
+)
 
 
 @dataclass
@@ -54,6 +71,21 @@ def _litellm() -> Any:
     return litellm
 
 
+@cache
+def _unlogged_flag() -> contextvars.ContextVar[bool] | None:
+    """litellm's context flag that skips its logging for one call (None if this litellm has none)."""
+    try:
+        from litellm._internal_context import is_internal_call
+    except ImportError:
+        return None
+    return is_internal_call
+
+
+def _nobody_listens(litellm: Any) -> bool:
+    """Whether no litellm callback is registered (read per call: a user may register one at any time)."""
+    return not any(getattr(litellm, name, None) for name in _CALLBACK_LISTS)
+
+
 def scrub(text: str, shaped: bool = True) -> str:
     """text with every API key from the environment (and, if shaped, anything like `sk-...`) masked."""
     for name, value in os.environ.items():
@@ -85,28 +117,87 @@ def complete(
     timeout: float = 600.0,
     mock: MockReply | None = None,
 ) -> ModelReply:
-    """Send one chat completion through litellm; ProviderError when it fails."""
+    """Send one chat completion through litellm; ProviderError when it fails. Safe to call from any thread."""
     litellm = _litellm()
-    options: dict[str, Any] = {"timeout": timeout}
+    options: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout}
     if num_retries:  # litellm takes a slower path for any num_retries given, 0 included
         options["num_retries"] = num_retries
     if tools:
         options["tools"] = tools
     if mock is not None:
         # litellm refuses an unknown provider, so mock/<name> answers as openai/<name>, no HTTP.
-        model = "openai/" + model.removeprefix("mock/")
+        options["model"] = "openai/" + model.removeprefix("mock/")
         options["mock_response"] = mock.content
         if mock.tool_calls:
             options["mock_tool_calls"] = _mock_tool_calls(mock.tool_calls)
     elif api_base:
         options["api_base"] = api_base
+    quiet = _nobody_listens(litellm)
     started = time.perf_counter()
     try:
-        response = litellm.completion(model=model, messages=messages, **options)
+        if mock is None and transport() == "async":
+            response = _background_loop().run(_acomplete(litellm, quiet, options))
+        elif quiet:
+            response = contextvars.copy_context().run(_complete, litellm, quiet, options)
+        else:
+            response = litellm.completion(**options)
     except Exception as exc:
         raise _translate(litellm, exc) from None
     latency = (time.perf_counter() - started) * 1000
     return _reply(litellm, response, latency, is_mock=mock is not None)
+
+
+def transport() -> str:
+    """How real calls travel: `sync` (litellm.completion in the calling thread, over httpx; the default,
+    cheapest in CPU per call, alone and from many threads, in bench/pmap.py) or `async`
+    (litellm.acompletion on one shared event loop, over aiohttp), chosen by SEXP_LLM_TRANSPORT."""
+    return "async" if os.environ.get("SEXP_LLM_TRANSPORT", "").strip().lower() == "async" else "sync"
+
+
+def _complete(litellm: Any, quiet: bool, options: dict[str, Any]) -> Any:
+    """litellm.completion, with its logging off for this call's context when nobody listens."""
+    flag = _unlogged_flag() if quiet else None
+    if flag is not None:
+        flag.set(True)
+    return litellm.completion(**options)
+
+
+async def _acomplete(litellm: Any, quiet: bool, options: dict[str, Any]) -> Any:
+    """litellm.acompletion, with its logging off for this task's context when nobody listens."""
+    flag = _unlogged_flag() if quiet else None
+    if flag is not None:
+        flag.set(True)
+    return await litellm.acompletion(**options)
+
+
+class _LoopThread:
+    """An event loop in a daemon thread, on which callers in any thread await litellm's async path."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="sexp-llm-loop", daemon=True).start()
+
+    def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        """The coroutine's result, awaited on the loop while the calling thread waits."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()  # an interrupted caller leaves no request running behind it
+            raise
+
+
+# The one loop of this process (an HTTP session pool belongs to one loop); a forked child makes its own.
+_loops: list[_LoopThread] = []
+_loops_guard = threading.Lock()
+
+
+def _background_loop() -> _LoopThread:
+    with _loops_guard:
+        if not _loops or _loops[0].pid != os.getpid():
+            _loops[:] = [_LoopThread()]
+        return _loops[0]
 
 
 def _mock_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:

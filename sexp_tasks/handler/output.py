@@ -7,10 +7,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..xmltools import split_answer
+from ..xmltools import Answer, split_answer
 from .types import OutputSpec
 
 _FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+_PLAIN = r"[^<&\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*"
+_PLAIN_NOTE = re.compile(rf"<([A-Za-z_][\w.-]*)>({_PLAIN})</\1>")
+_PLAIN_ANSWER = re.compile(
+    rf"\s*<output>({_PLAIN})</output>\s*(?:<notes>((?:\s*<([A-Za-z_][\w.-]*)>{_PLAIN}</\3>)*)\s*</notes>\s*)?"
+)
 _KIND_TEXT = {
     "object": "a JSON object",
     "array": "a JSON array",
@@ -57,7 +62,7 @@ def read_answer(text: str, spec: OutputSpec) -> Reading:
     """Split the answer leniently (unless reparsing is off), then parse and check JSON output."""
     reading = Reading(text)
     if not spec.disable_reparsing:
-        answer = split_answer(text)
+        answer = _plain_answer(text) or split_answer(text)
         if answer.output is not None:
             reading.content = answer.output
         reading.warnings = [
@@ -67,6 +72,18 @@ def read_answer(text: str, spec: OutputSpec) -> Reading:
     if spec.type == "json":
         reading.parsed, reading.violations = check_json(reading.content, spec)
     return reading
+
+
+def _plain_answer(text: str) -> Answer | None:
+    """The split of a well-formed answer whose parts hold plain text, without an XML parser; else None.
+
+    Plain means what lxml would give back unchanged: no markup, entities, CR or control characters
+    inside the sections, so this reads exactly what split_answer reads, only faster."""
+    match = _PLAIN_ANSWER.fullmatch(text)
+    if match is None or "]]>" in text:
+        return None
+    notes = {tag: value.strip() for tag, value in _PLAIN_NOTE.findall(match.group(2) or "")}
+    return Answer(match.group(1).strip("\n"), notes, [])
 
 
 def _notes(raw: dict[str, Any]) -> dict[str, Any]:

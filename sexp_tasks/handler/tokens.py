@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 
@@ -21,8 +21,9 @@ def _encoding() -> Any:
     return tiktoken.get_encoding("cl100k_base")
 
 
+@lru_cache(maxsize=4096)
 def count_text(text: str) -> int:
-    """The number of tokens in text."""
+    """The number of tokens in text (cached: a run sends the same system prompts again and again)."""
     return len(_encoding().encode(text, disallowed_special=()))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,19 @@ class ToolBox:
         ask_user: Callable[[str], str] | None,
     ) -> None:
         self.names = names
-        self.workspace = Workspace(workspace)
+        self._root = workspace
         self.script_timeout = script_timeout
         self.ask_user = ask_user
 
+    @cached_property
+    def workspace(self) -> Workspace:
+        """The workspace, resolved when a tool first needs it (most Handlers run no tool)."""
+        return Workspace(self._root)
+
     def schemas(self) -> list[dict[str, Any]]:
         """The schemas of the offered tools, in the order the config lists them."""
+        if not self.names:
+            return []
         return [TOOL_SCHEMAS[name] for name in self.names if name in TOOL_SCHEMAS]
 
     def unknown(self) -> list[str]:
