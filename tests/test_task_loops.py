@@ -481,3 +481,32 @@ def test_errors_are_sexp_errors_with_spans(runtime: Runtime) -> None:
     with pytest.raises(SexpError) as caught:
         runtime.run_source("\n(iterative-loop (max-iterations 1))")
     assert caught.value.span is not None and (caught.value.span.line, caught.value.span.column) == (2, 1)
+
+
+@pytest.mark.parametrize(
+    ("clauses", "line", "message"),
+    [
+        ("(max-iterations -1)\n(director car)", 2, "max-iterations must be a non-negative integer"),
+        ("(max-iterations 1)\n(director 5)", 3, "director must be a procedure or a task"),
+        (
+            "(max-iterations 1)\n(director car)",
+            3,
+            "director failed in iteration 1: car: expected 1 argument, got 2",
+        ),
+        (
+            "(max-iterations 1)\n(director list)\n(controller list)",
+            4,
+            "controller returned ((1 1) (1 1) (1 1) 1) in iteration 1",
+        ),
+    ],
+)
+def test_errors_point_at_the_clause_they_concern(
+    runtime: Runtime, clauses: str, line: int, message: str
+) -> None:
+    program = (
+        f"(director-evaluator-loop\n{clauses}\n(initial-director-input 1)\n(evaluator (lambda (o p i) o)))"
+    )
+    with pytest.raises(SexpError) as caught:
+        runtime.run_source(program)
+    assert message in caught.value.message
+    assert caught.value.span is not None and (caught.value.span.line, caught.value.span.column) == (line, 1)

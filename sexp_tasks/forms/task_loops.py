@@ -62,9 +62,27 @@ ITERATIVE = LoopShape(
 CLAUSE_FORMS = {shape.name: shape.clauses for shape in (DIRECTOR_EVALUATOR, ITERATIVE)}
 
 
-def compile_clauses(form: FunctionCallNode, shape: LoopShape, scope: Scope | None, c: Compiler) -> Code:
-    """Check the clauses and compile their expressions; the code gives {clause: value}."""
+@dataclass(frozen=True)
+class Clauses:
+    """A loop form's compiled clause expressions, and where each clause (and the form) is."""
+
+    codes: tuple[tuple[str, Code], ...]
+    spans: dict[str, Span | None]
+    form_span: Span | None
+
+    def evaluate(self, env: list[Any]) -> dict[str, Value]:
+        """Every clause's value, evaluated left to right."""
+        return {name: code(env) for name, code in self.codes}
+
+    def at(self, name: str) -> Span | None:
+        """Where clause `name` is written (the form when it is not)."""
+        return self.spans.get(name) or self.form_span
+
+
+def compile_clauses(form: FunctionCallNode, shape: LoopShape, scope: Scope | None, c: Compiler) -> Clauses:
+    """Check the clauses' shapes and names and compile their expressions."""
     compiled: list[tuple[str, Code]] = []
+    spans: dict[str, Span | None] = {}
     for clause in form.args:
         if not isinstance(clause, FunctionCallNode):
             raise FormError(
@@ -80,16 +98,13 @@ def compile_clauses(form: FunctionCallNode, shape: LoopShape, scope: Scope | Non
         if len(clause.args) != 1:
             raise FormError(f"{shape.name}: ({name} ...) takes one expression", clause.span)
         compiled.append((name, c.compile(clause.args[0], scope)))
+        spans[name] = clause.span
     given = {name for name, _ in compiled}
     missing = [name for name in shape.clauses if name not in given and name not in shape.optional]
     if missing:
         listed = " ".join(f"({name} ...)" for name in missing)
         raise FormError(f"{shape.name}: missing clause{'s' if len(missing) > 1 else ''} {listed}", form.span)
-
-    def evaluate(env: list[Any]) -> dict[str, Value]:
-        return {name: code(env) for name, code in compiled}
-
-    return evaluate
+    return Clauses(tuple(compiled), spans, form.span)
 
 
 def _show(node: Any) -> str:
@@ -101,22 +116,25 @@ def _show(node: Any) -> str:
 class LoopRun:
     """One run of a loop form: its settings checked, its phases called and their errors named."""
 
-    def __init__(self, shape: LoopShape, values: dict[str, Value], span: Span | None, depth: int) -> None:
+    def __init__(self, shape: LoopShape, clauses: Clauses, env: list[Any]) -> None:
         self.shape = shape
-        self.values = values
-        self.span = span
-        self.depth = depth
+        self.clauses = clauses
+        self.values = values = clauses.evaluate(env)
+        self.depth: int = env[1]
         count = values["max-iterations"]
         if type(count) is not int or count < 0:
             raise TypeError_(
-                f"{shape.name}: max-iterations must be a non-negative integer, got {to_repr(count)}", span
+                f"{shape.name}: max-iterations must be a non-negative integer, got {to_repr(count)}",
+                clauses.at("max-iterations"),
             )
         self.count: int = count
         for phase in shape.phases:
             fn = values.get(phase)
             if phase in values and not isinstance(fn, Procedure):
                 got = f"{to_repr(fn)} ({type_name(fn)})"
-                raise TypeError_(f"{shape.name}: {phase} must be a procedure or a task, got {got}", span)
+                raise TypeError_(
+                    f"{shape.name}: {phase} must be a procedure or a task, got {got}", clauses.at(phase)
+                )
 
     def config(self) -> list[list[Value]]:
         """The association list *loop-config* holds: ((max-iterations n) (initial-... x) ...)."""
@@ -128,7 +146,7 @@ class LoopRun:
         if type(fn) is Task:
             args = args[: len(fn.template.inputs)]
         try:
-            return apply_procedure(fn, args, self.depth, self.span)
+            return apply_procedure(fn, args, self.depth, self.clauses.at(phase))
         except SexpError as err:
             raise annotated(err, f"{self.shape.name}: {phase} failed in iteration {iteration}: ") from err
 
@@ -143,7 +161,7 @@ class LoopRun:
         raise TypeError_(
             f"{self.shape.name}: controller returned {to_repr(decision)} in iteration {iteration};"
             " expected (list 'stop value) or (list 'continue next-input)",
-            self.span,
+            self.clauses.at("controller"),
         )
 
 
@@ -187,10 +205,10 @@ def compile_director_evaluator_loop(
 ) -> Code:
     """plan = (director input i); out = (executor plan i); fb = (evaluator out plan i); decide."""
     clauses = compile_clauses(form, DIRECTOR_EVALUATOR, scope, c)
-    span, globals_ = form.span, c.globals.values
+    globals_ = c.globals.values
 
     def run(env: list[Any]) -> Value:
-        loop = LoopRun(DIRECTOR_EVALUATOR, clauses(env), span, env[1])
+        loop = LoopRun(DIRECTOR_EVALUATOR, clauses, env)
         values = loop.values
         loop_input = values["initial-director-input"]
         out: Value = None
@@ -215,13 +233,16 @@ def compile_director_evaluator_loop(
 def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     """out = (executor input i); val = (validator test-command i); (controller out val input i)."""
     clauses = compile_clauses(form, ITERATIVE, scope, c)
-    span, globals_ = form.span, c.globals.values
+    globals_ = c.globals.values
 
     def run(env: list[Any]) -> Value:
-        loop = LoopRun(ITERATIVE, clauses(env), span, env[1])
+        loop = LoopRun(ITERATIVE, clauses, env)
         command = loop.values["test-command"]
         if not isinstance(command, str):
-            raise TypeError_(f"iterative-loop: test-command must be a string, got {to_repr(command)}", span)
+            got = to_repr(command)
+            raise TypeError_(
+                f"iterative-loop: test-command must be a string, got {got}", clauses.at("test-command")
+            )
         loop_input = loop.values["initial-input"]
         out: Value = None
         with loop_config(globals_, loop.config()):
