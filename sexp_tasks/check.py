@@ -21,6 +21,9 @@ from .runtime import Runtime
 from .suggest import did_you_mean
 from .values import Closure, Primitive
 
+# Forms whose arguments are `(clause expr...)`: only the expressions are code.
+CLAUSE_FORMS = frozenset({"system:run_script", "director-evaluator-loop", "iterative-loop"})
+
 
 @dataclass
 class Signature:
@@ -75,8 +78,11 @@ class Checker:
         if name in SPECIAL_FORMS:
             self.special(node, local)
             return
-        if name in self.tasks and name not in local and args and all(
-            isinstance(a, FunctionCallNode) and len(a.args) == 1 for a in args
+        if (
+            name in self.tasks
+            and name not in local
+            and args
+            and all(isinstance(a, FunctionCallNode) and len(a.args) == 1 for a in args)
         ):
             from .tasks.task import RESERVED
 
@@ -132,8 +138,9 @@ class Checker:
             clause = args[-1]
             if isinstance(clause, FunctionCallNode) and clause.args and isinstance(clause.args[0], Symbol):
                 self.walk(clause.args[1:], local | {clause.args[0].name})
-        elif name == "call-atomic-task":
-            for item in args[1:]:
+        elif name == "call-atomic-task" or name in CLAUSE_FORMS:
+            # (param expr) clauses: the head names a parameter, not a procedure
+            for item in args[1:] if name == "call-atomic-task" else args:
                 self.walk(item.args if isinstance(item, FunctionCallNode) else (item,), local)
         elif name in ("define", "bind", "set!"):
             self.walk(args[1:], local)

@@ -40,7 +40,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 PRELUDE = Path(__file__).resolve().parent.parent / "stdlib" / "prelude.sexp"
 
 # Forms the spec names that are not built yet; the meta-test does not ask for them.
-NOT_YET_BUILT = {"defatom", "sequential", "director-evaluator-loop", "iterative-loop"}
+NOT_YET_BUILT = {"sequential"}
 
 REQUIRED_FILES = [
     "reading",
@@ -74,6 +74,8 @@ REQUIRED_FILES = [
     "compat",
     "tasks",
     "pmap",
+    "scripts",
+    "task_loops",
 ]
 
 _MARKERS = (";=>", ";!!", ";>>", ";2>")

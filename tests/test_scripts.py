@@ -602,9 +602,6 @@ def test_cli_failed_script_exits_1_with_the_error_line(cli, workspace: Path) -> 
     assert value["status"] == "COMPLETE" and value["content"] == "hi\n"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="check.py walks (command ...) as a call: it needs a system:run_script branch"
-)
 def test_check_accepts_the_form(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
     (workspace / "prog.sexp").write_text(
         '(define r (system:run_script (command "echo hi") (args (list "x")) (timeout 5)\n'

@@ -331,9 +331,6 @@ def test_sexp_run_refuses_a_malformed_loop(cli: Cli, workspace: Path) -> None:
     assert "prog.sexp:2:36: error: iterative-loop: unknown clause (bogus ...)" in err
 
 
-@pytest.mark.xfail(
-    reason="check.py walks loop clauses as calls (lead to patch with CLAUSE_FORMS)", strict=True
-)
 def test_sexp_check_accepts_the_loop_forms(cli: Cli, workspace: Path) -> None:
     (workspace / "prog.sexp").write_text(
         """(director-evaluator-loop

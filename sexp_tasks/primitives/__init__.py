@@ -65,4 +65,16 @@ def install_primitives(globals_: GlobalEnvironment, ctx: Any) -> None:
         globals_.define(spec.name, kind(spec.name, fn, spec.min_args, spec.max_args, spec.doc))
 
 
-from . import arithmetic, concurrency, dicts, io, lists, memory, predicates, strings, tasks, text  # noqa: E402,F401  (they register)
+from . import (  # noqa: E402,F401  (they register)
+    arithmetic,
+    concurrency,
+    dicts,
+    io,
+    lists,
+    loop_support,
+    memory,
+    predicates,
+    strings,
+    tasks,
+    text,
+)
