@@ -60,6 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check programs without running them")
     check.add_argument("files", nargs="+", metavar="FILE")
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    runs = commands.add_parser("runs", help="list recent runs, newest first")
+    runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
+    trace = commands.add_parser("trace", help="show a run's tree of steps")
+    trace.add_argument("run_id", metavar="RUN_ID")
+    for sub in (runs, trace):
+        sub.add_argument("--json", action="store_true", help="print JSON")
+        sub.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
     return parser
 
 
@@ -97,9 +105,6 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
-    if args.command is None:
-        build_parser().print_help(sys.stderr)
-        return EXIT_USAGE
     try:
         return _dispatch(args)
     except UsageError as err:
@@ -116,6 +121,17 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if args.command == "check":
         return _guarded(args, lambda: _check(args.files, load_settings(cwd, {})))
+    if args.command is None:
+        from .repl import start
+
+        return start(load_settings(cwd, {}), debug=args.debug)
+    if args.command in ("runs", "trace"):
+        from .cli_runs import runs_command, trace_command
+
+        store = load_settings(cwd, {"store": args.store})
+        if args.command == "runs":
+            return _guarded(args, lambda: runs_command(store, args.json, args.limit))
+        return _guarded(args, lambda: trace_command(store, args.run_id, args.json))
     if args.command == "tasks":
         from .cli_tasks import run_tasks_command
 

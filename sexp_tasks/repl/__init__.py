@@ -1,0 +1,27 @@
+"""The REPL (SPEC §8): a Session with no terminal in it, and the shells that read lines for it."""
+
+from __future__ import annotations
+
+import sys
+
+from ..config import Settings
+
+
+def start(settings: Settings, debug: bool = False) -> int:
+    """Run the REPL on the terminal (prompt_toolkit), or a plain line loop when piped; exit status."""
+    from .session import Session
+
+    session = Session(settings)
+    session.debug = debug
+    for message in session.startup_messages:
+        print(message, file=sys.stderr)
+    try:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            from .shell import run_shell
+
+            return run_shell(session)
+        from .lines import run_lines
+
+        return run_lines(session, sys.stdin, prompt=sys.stdin.isatty())
+    finally:
+        session.close()

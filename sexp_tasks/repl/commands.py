@@ -1,0 +1,173 @@
+"""The REPL's commands (SPEC §8), in a table: `:name operand` -> a function of the session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..diagnostics import format_error
+from ..errors import SexpError
+from ..printer import to_repr
+from ..suggest import did_you_mean
+from ..trace import format_trace, preview
+from .replies import Failed, Printed, Quit, Reply
+
+if TYPE_CHECKING:
+    from ..tasks.template import TaskTemplate
+    from .session import Session
+
+Handler = Callable[["Session", str], Reply]
+
+
+@dataclass(frozen=True)
+class Command:
+    usage: str
+    help: str
+    run: Handler
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, usage: str, help: str) -> Callable[[Handler], Handler]:
+    """Register a command under name."""
+
+    def register(run: Handler) -> Handler:
+        COMMANDS[name] = Command(usage, help, run)
+        return run
+
+    return register
+
+
+def run_command(session: Session, text: str) -> Reply:
+    """Carry out `:name operand`; an unknown name is an error that lists what there is."""
+    name, _, operand = text[1:].partition(" ")
+    found = COMMANDS.get(name)
+    if found is None:
+        hint = did_you_mean(f":{name}", [f":{known}" for known in COMMANDS])
+        return Failed(f"error: unknown command ':{name}'{hint} (:help lists the commands)")
+    return found.run(session, operand.strip())
+
+
+@command("help", ":help", "this list")
+def _help(session: Session, operand: str) -> Reply:
+    width = max(len(c.usage) for c in COMMANDS.values())
+    lines = ["Type an expression to evaluate it; a form continues over lines until its lists close."]
+    lines += [f"  {c.usage:<{width}}  {c.help}" for c in COMMANDS.values()]
+    lines.append("Tab completes names; Ctrl-C clears the input; Ctrl-D on an empty line exits.")
+    return Printed("\n".join(lines))
+
+
+@command("tasks", ":tasks", "the task templates, with their descriptions")
+def _tasks(session: Session, operand: str) -> Reply:
+    templates = list(session.runtime.tasks.library)
+    if not templates:
+        return Printed("(no task templates)")
+    width = max(len(t.name) for t in templates)
+    return Printed("\n".join(f"{t.name:<{width}}  {t.description}".rstrip() for t in templates))
+
+
+@command("show", ":show NAME", "a task template in full, or what a name is bound to")
+def _show(session: Session, operand: str) -> Reply:
+    if not operand:
+        return Failed("error: :show expects a name (:show NAME)")
+    template = session.runtime.tasks.library.get(operand)
+    if template is not None:
+        return Printed(_describe_template(template))
+    from ..forms import SPECIAL_FORMS
+
+    if operand in SPECIAL_FORMS:
+        return Printed(f"{operand}: special form")
+    env = session.runtime.globals
+    value = env.values[operand] if operand in env.values else None
+    if operand not in env.values and operand in env.pending:
+        try:
+            value = env.missing(operand, None, None)  # defines a prelude name on first use
+        except SexpError as err:
+            return Failed(format_error(err))
+    if operand not in env.values:
+        hint = did_you_mean(operand, session.names())
+        return Failed(f"error: '{operand}' is neither a task nor a bound name{hint}")
+    doc = getattr(value, "doc", None)
+    return Printed(f"{operand} = {preview(to_repr(value), 200)}" + (f"\n  {doc}" if doc else ""))
+
+
+def _describe_template(t: TaskTemplate) -> str:
+    """A template's name, origin, model, inputs, output and instructions."""
+    lines = [f"task {t.name} ({t.subtype})  from {t.origin}", f"  description: {t.description}"]
+    if t.model:
+        lines.append(f"  model: {t.model}")
+    for spec in t.inputs:
+        optional = "" if spec.required else f" (optional, default {spec.default!r})"
+        lines.append(f"  input {spec.name}: {spec.type}{optional}  {spec.description}".rstrip())
+    out = t.output_format
+    lines.append(f"  output: {out.type}" + (f" {out.schema}" if out.schema else ""))
+    if t.tools:
+        lines.append(f"  tools: {' '.join(t.tools)}")
+    lines.append("  instructions:")
+    lines += [f"    {line}" for line in t.instructions.splitlines()]
+    return "\n".join(lines)
+
+
+@command("env", ":env", "the names this session has defined")
+def _env(session: Session, operand: str) -> Reply:
+    values = session.runtime.globals.values
+    names = [n for n in session.user_names if n in values]
+    if not names:
+        return Printed("(nothing defined yet)")
+    width = min(24, max(len(n) for n in names))
+    return Printed("\n".join(f"{n:<{width}}  {preview(to_repr(values[n]), 70)}" for n in names))
+
+
+@command("load", ":load FILE", "run a file here; its definitions stay")
+def _load(session: Session, operand: str) -> Reply:
+    if not operand:
+        return Failed("error: :load expects a file (:load FILE)")
+    path = Path(operand).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        return Failed(f"error: cannot read '{operand}': {getattr(err, 'strerror', None) or err}")
+    return session.evaluate(lambda: session.runtime.run_file(path, text), str(path), text)
+
+
+@command("trace", ":trace [RUN_ID]", "the steps of the last run (or of RUN_ID)")
+def _trace(session: Session, operand: str) -> Reply:
+    run_id = operand or session.last_run
+    store = session.store(create=False)
+    if store is None:
+        return Printed("(no runs recorded yet: an input is recorded when it calls a task)")
+    if run_id is None:
+        newest = store.recent_runs(1)
+        if not newest:
+            return Printed("(no runs recorded yet: an input is recorded when it calls a task)")
+        run_id = newest[0]["id"]
+    run = store.run(run_id)
+    if run is None:
+        return Failed(f"error: unknown run '{run_id}'")
+    return Printed(format_trace(run, store.steps(run_id)))
+
+
+@command("model", ":model [M]", "the model for tasks that name none (like --model)")
+def _model(session: Session, operand: str) -> Reply:
+    if operand:
+        session.set_model(operand)
+    settings = session.settings
+    current = settings.model_override or settings.model
+    if current is None:
+        return Printed("model: none set (give one with :model M)")
+    return Printed(f"model: {current}")
+
+
+@command("reset", ":reset", "forget every definition (a fresh session)")
+def _reset(session: Session, operand: str) -> Reply:
+    session.reset()
+    shown = [*session.startup_messages, "(definitions cleared)"]
+    return Printed("\n".join(shown))
+
+
+@command("quit", ":quit", "leave (so does Ctrl-D)")
+def _quit(session: Session, operand: str) -> Reply:
+    return Quit()

@@ -1,0 +1,284 @@
+"""The REPL session: the core with no terminal in it (SPEC §8).
+
+A Session takes the text the user typed and answers with a Reply: Incomplete while a list or
+string is still open, else what to show. Definitions persist in one Runtime across inputs; an
+error is rendered with a caret under the input and the session goes on. Commands (`:help`...)
+live in commands.py. The shell (shell.py) only reads lines and shows replies.
+
+Recording: each input is its own run, program `<repl>`, recorded in the store only if it makes
+a step (calls a task) — the store and the run begin with the first step, so an input like
+`(+ 1 2)` leaves nothing behind. `:trace` shows the last run this session recorded.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from ..config import Settings
+from ..deepstack import run_with_deep_stack
+from ..diagnostics import format_error
+from ..errors import ReadError, SexpError
+from ..forms import SPECIAL_FORMS
+from ..journal import Journal, new_run_id, program_hash
+from ..printer import to_repr
+from ..reader import read
+from ..runtime import Runtime
+from ..store import Store
+from ..values import Value
+from .replies import Failed, Incomplete, Printed, Reply
+
+T = TypeVar("T")
+
+ORIGIN = "<repl>"
+# The reader's messages for text that ends too early: more lines may complete it.
+_UNFINISHED = ("unclosed ", "unterminated string", "unexpected end of input")
+# A symbol being typed: the characters symbols are made of (SPEC §2.1).
+_WORD_AT_END = re.compile(r"[A-Za-z0-9\-_+*/<>=!?:.%&^~$]+\Z")
+
+
+def is_unfinished(err: ReadError) -> bool:
+    """Whether a read error only says the text ended inside a list, a string or after a quote."""
+    return err.message.startswith(_UNFINISHED)
+
+
+class Session:
+    """One REPL session: a Runtime, the inputs' runs, and the commands of §8."""
+
+    def __init__(
+        self, settings: Settings | None = None, out: TextIO | None = None, err: TextIO | None = None
+    ) -> None:
+        self.settings = settings or Settings()
+        self.out = out
+        self.err = err
+        self.debug = False
+        self.last_run: str | None = None  # the id of the last run this session recorded
+        self._store: Store | None = None
+        self._store_lock = threading.Lock()
+        self.startup_messages: list[str] = []
+        self.runtime = self._new_runtime()
+
+    # Lifecycle ------------------------------------------------------------------------------
+    def _new_runtime(self) -> Runtime:
+        """A fresh Runtime; templates that fail to load are reported and left out (SPEC §9)."""
+        runtime = Runtime(self.settings, out=self.out, err=self.err, load_templates=False)
+        self.startup_messages = [format_error(e) for e in runtime.tasks.load_templates(strict=False)]
+        self.builtin_names = frozenset(runtime.globals.values) | frozenset(runtime.globals.pending)
+        self.user_names: list[str] = []  # globals the user's inputs defined, in order
+        return runtime
+
+    def reset(self) -> None:
+        """Forget every definition: a fresh Runtime with the same settings (and :model)."""
+        self.runtime = self._new_runtime()
+
+    def set_model(self, model: str) -> None:
+        """The model for every later task call that names none (like --model)."""
+        self.settings = replace(self.settings, model_override=model)
+        self.runtime.settings = self.settings
+        self.runtime.tasks.settings = self.settings
+
+    def close(self) -> None:
+        """Release the run store."""
+        with self._store_lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def store(self, create: bool) -> Store | None:
+        """The run store, opened once; None when there is none and create is false."""
+        with self._store_lock:
+            if self._store is None:
+                if not create and not Path(self.settings.store).is_file():
+                    return None
+                self._store = Store(self.settings.store)
+            return self._store
+
+    # Input ------------------------------------------------------------------------------------
+    def is_complete(self, text: str) -> bool:
+        """Whether text can be submitted: a command, or forms whose lists and strings all close."""
+        if text.lstrip().startswith(":"):
+            return True
+        try:
+            read(text, ORIGIN)
+        except ReadError as err:
+            return not is_unfinished(err)
+        return True
+
+    def submit(self, text: str, final: bool = False) -> Reply:
+        """Evaluate text (or carry out a command) and say what to show.
+
+        Incomplete when text ends inside a list or string, unless final (no more input will
+        come), when the reader's error is shown instead.
+        """
+        stripped = text.strip()
+        if stripped.startswith(":"):
+            from .commands import run_command
+
+            return run_command(self, stripped)
+        if not final and not self.is_complete(text):
+            return Incomplete()
+        return self.evaluate(lambda: self.runtime.run_source(text, ORIGIN), ORIGIN, text)
+
+    def evaluate(self, action: Callable[[], Value], program: str, text: str) -> Reply:
+        """Run action as one input: on a deep stack, recorded when it calls a task; its reply."""
+        journal = _InputJournal(self, program, text)
+        self.runtime.tasks.journal = journal
+        before = dict(self.runtime.globals.values)
+        pending = set(self.runtime.globals.pending)
+        status = "failed"
+        try:
+            value = run_interruptibly(action)
+            status = "failed" if getattr(value, "failed", False) else "completed"
+            return Printed(_echo(value))
+        except SexpError as err:
+            return Failed(self._traced(err, format_error(err)))
+        except KeyboardInterrupt:
+            status = "interrupted"
+            return Failed("interrupted")
+        except RecursionError as err:
+            return Failed(self._traced(err, "error: nesting too deep to evaluate"))
+        except Exception as exc:  # a bug in sexp itself: say so, and keep the session
+            return Failed(self._traced(exc, f"internal error: {type(exc).__name__}: {exc}"))
+        finally:
+            self.runtime.tasks.journal = None
+            self._note_definitions(before, pending)
+            if journal.begun:
+                journal.store.end_run(journal.run_id, status)
+                self.last_run = journal.run_id
+
+    def _traced(self, exc: BaseException, message: str) -> str:
+        if not self.debug:
+            return message
+        return "".join(traceback.format_exception(exc)) + message
+
+    def _note_definitions(self, before: dict[str, Value], pending: set[str]) -> None:
+        """Remember the globals this input defined or redefined (not prelude names it looked up)."""
+        values = self.runtime.globals.values
+        looked_up = pending - set(self.runtime.globals.pending)
+        for name, value in values.items():
+            if name in looked_up or (name in before and before[name] is value):
+                continue
+            if name in self.user_names:
+                self.user_names.remove(name)
+            self.user_names.append(name)
+
+    # Completion -------------------------------------------------------------------------------
+    def names(self) -> set[str]:
+        """Every name worth completing: special forms, primitives, globals, prelude and task names."""
+        env = self.runtime.globals
+        names = set(SPECIAL_FORMS) | set(env.values) | set(env.pending)
+        for source in env.name_sources:  # task templates, among others
+            names.update(source())
+        return names
+
+    def completions(self, before_cursor: str) -> tuple[str, list[str]]:
+        """The word being typed at the end of before_cursor and what it may become, sorted.
+
+        A command at the start of the input completes to command names, `:show`'s operand to
+        names, `:load`'s to file paths; anywhere else a symbol completes to names.
+        """
+        stripped = before_cursor.lstrip()
+        if stripped.startswith(":"):
+            command, space, operand = stripped.partition(" ")
+            if not space:
+                from .commands import COMMANDS
+
+                return command, sorted(f":{name}" for name in COMMANDS if f":{name}".startswith(command))
+            if command == ":load":
+                return operand, _paths(operand)
+            if command != ":show":
+                return "", []
+        word = _WORD_AT_END.search(before_cursor)
+        prefix = word.group() if word else ""
+        if not prefix or before_cursor.count('"') % 2:  # nothing typed yet, or inside a string
+            return prefix, []
+        return prefix, sorted(name for name in self.names() if name.startswith(prefix))
+
+
+def _paths(prefix: str) -> list[str]:
+    """Files and directories (with a trailing /) whose path starts with prefix."""
+    typed = Path(prefix).expanduser()
+    directory, stem = (typed, "") if prefix.endswith("/") or not prefix else (typed.parent, typed.name)
+    head = prefix[: len(prefix) - len(stem)]
+    try:
+        entries = sorted(directory.iterdir()) if str(directory) else sorted(Path(".").iterdir())
+    except OSError:
+        return []
+    return [
+        head + entry.name + ("/" if entry.is_dir() else "")
+        for entry in entries
+        if entry.name.startswith(stem) and (stem.startswith(".") or not entry.name.startswith("."))
+    ]
+
+
+def _echo(value: Value) -> str:
+    """What the REPL shows for a value: nothing for nil; a FAILED TaskResult's error line too."""
+    if value is None:
+        return ""
+    text = to_repr(value)
+    failure_line = getattr(value, "failure_line", None)
+    line = failure_line() if callable(failure_line) else None
+    return f"{text}\n{line}" if line else text
+
+
+class _InputJournal(Journal):
+    """A journal whose run begins with its first step, so inputs that call no task record nothing."""
+
+    def __init__(self, session: Session, program: str, text: str) -> None:
+        self._session = session
+        self._program = program
+        self._hash = program_hash(text)
+        self._beginning = threading.Lock()
+        self.begun = False
+        super().__init__(None, new_run_id())  # type: ignore[arg-type]  # the store opens lazily
+
+    @property  # type: ignore[override]
+    def store(self) -> Store:
+        store = self._session.store(create=True)
+        assert store is not None
+        return store
+
+    @store.setter
+    def store(self, value: Store | None) -> None:
+        pass  # always the session's store
+
+    def record(self, *args: Any, **kwargs: Any) -> Any:
+        with self._beginning:  # pmap's workers may make the first steps at once
+            if not self.begun:
+                self.store.begin_run(self.run_id, self._program, self._hash, {})
+                self.begun = True
+        return super().record(*args, **kwargs)
+
+
+def run_interruptibly(action: Callable[[], T]) -> T:
+    """action() on a deep stack; Ctrl-C stops it there too (a second Ctrl-C stops waiting)."""
+    started = threading.Event()
+    done = threading.Event()
+    worker: dict[str, int] = {}
+
+    def body() -> T:
+        worker["id"] = threading.get_ident()
+        started.set()
+        try:
+            return action()
+        finally:
+            done.set()
+
+    try:
+        return run_with_deep_stack(body)
+    except KeyboardInterrupt:
+        if started.is_set() and not done.is_set():
+            # Ctrl-C reaches only the main thread: raise it in the evaluating one as well, and
+            # wait for it to unwind so no evaluation goes on behind the next prompt.
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(worker["id"]), ctypes.py_object(KeyboardInterrupt)
+            )
+            while not done.wait(0.05):
+                pass
+        raise
