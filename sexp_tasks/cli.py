@@ -57,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     for sub in actions.choices.values():
         sub.add_argument("--templates", action="append", default=[], metavar="DIR", help="also load DIR")
 
+    index = commands.add_parser("index", help="index the workspace's files for get-context")
+    index.add_argument("path", nargs="?", help="a directory or file in the workspace (default: all of it)")
+    index.add_argument("--store", metavar="PATH", help="the store (default .sexp/store.db)")
+    index.add_argument("--workspace", metavar="DIR", help="the directory paths are relative to")
+    index.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    index.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
     check = commands.add_parser("check", help="check programs without running them")
     check.add_argument("files", nargs="+", metavar="FILE")
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -132,6 +139,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "runs":
             return _guarded(args, lambda: runs_command(store, args.json, args.limit))
         return _guarded(args, lambda: trace_command(store, args.run_id, args.json))
+    if args.command == "index":
+        from .cli_index import run_index_command
+
+        index = (args.path, args.store, args.workspace, args.quiet, cwd)
+        return _guarded(args, lambda: run_index_command(*index))
     if args.command == "tasks":
         from .cli_tasks import run_tasks_command
 

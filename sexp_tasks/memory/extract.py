@@ -1,0 +1,276 @@
+"""What the index keeps about one file's text: a short summary, its headings and salient identifiers.
+
+Markdown and reStructuredText give headings; Python gives its docstring and def/class names (read
+with `ast`); Lisp, XML templates, config files and C-like languages give their definitions or
+sections by pattern. Every other text file still gets a summary from its first meaningful lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+SUMMARY_CHARS = 200
+MAX_HEADINGS = 40
+MAX_IDENTIFIERS = 25
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """The descriptive parts of one file's index entry."""
+
+    summary: str
+    headings: tuple[str, ...]
+    identifiers: tuple[str, ...]
+
+
+def describe(path: str, text: str) -> Metadata:
+    """The summary, headings and identifiers of a file's text (its path picks the reader)."""
+    suffix = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    reader = _READERS.get(suffix, _code)
+    summary, headings = reader(text)
+    return Metadata(
+        _shorten(summary or _first_lines(text)),
+        tuple(dict.fromkeys(h for h in headings if h))[:MAX_HEADINGS],
+        salient_identifiers(text, lisp=suffix in _LISP),
+    )
+
+
+# Readers: text -> (summary or "", headings) -----------------------------------------------------
+
+
+def _python(text: str) -> tuple[str, list[str]]:
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _code(text)
+    headings: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            headings.append(f"def {node.name}")
+        elif isinstance(node, ast.ClassDef):
+            headings.append(f"class {node.name}")
+            headings += [
+                f"def {node.name}.{item.name}"
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("_")
+            ]
+    docstring = ast.get_docstring(tree) or ""
+    return _first_paragraph(docstring) or _leading_comment(text), headings
+
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_UNDERLINE = re.compile(r"^(=+|-+|~+|\^+|\*+)\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _markup(text: str) -> tuple[str, list[str]]:
+    """Markdown (ATX and setext headings) and reStructuredText (underlined titles)."""
+    headings: list[str] = []
+    lines = text.splitlines()
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            headings.append(atx.group(2))
+        elif i and _UNDERLINE.match(line) and lines[i - 1].strip() and len(line.strip()) >= 3:
+            previous = lines[i - 1].strip()
+            if not _UNDERLINE.match(previous):
+                headings.append(previous)
+    return _first_prose_paragraph(lines), headings
+
+
+_LISP_DEFINITION = re.compile(
+    r"^\s*\((?:define|defun|defmacro|defatom|defvar|defn|def)\s+\(?([^\s()]+)", re.M
+)
+
+
+def _lisp(text: str) -> tuple[str, list[str]]:
+    return _leading_comment(text), [m.group(1) for m in _LISP_DEFINITION.finditer(text)]
+
+
+_TASK_NAME = re.compile(r"<task\b[^>]*\bname\s*=\s*[\"']([^\"']+)")
+_NAME_ATTRIBUTE = re.compile(r"\bname\s*=\s*[\"']([^\"']+)")
+_DESCRIPTION = re.compile(r"<description>\s*(.*?)\s*</description>", re.S)
+_XML_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
+_XML_ELEMENT = re.compile(r"<([A-Za-z_][\w.:-]*)")
+
+
+def _xml(text: str) -> tuple[str, list[str]]:
+    """A task template's description and name; else the first comment and the names declared."""
+    described = _DESCRIPTION.search(text) or _XML_COMMENT.search(text)
+    names = _TASK_NAME.findall(text) or _NAME_ATTRIBUTE.findall(text) or _XML_ELEMENT.findall(text)
+    return (described.group(1) if described else ""), list(dict.fromkeys(names))[:MAX_HEADINGS]
+
+
+_SECTION = re.compile(r"^\s*\[+([^\]\n]+)\]+\s*$", re.M)
+_TOP_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:", re.M)
+
+
+_DESCRIPTION_KEY = re.compile(r"^\s*description\s*[=:]\s*[\"']?(.+?)[\"']?\s*$", re.M)
+
+
+def _config(text: str) -> tuple[str, list[str]]:
+    described = _DESCRIPTION_KEY.search(text)
+    return (described.group(1) if described else _leading_comment(text)), _SECTION.findall(text)
+
+
+def _yaml(text: str) -> tuple[str, list[str]]:
+    return _leading_comment(text), _TOP_KEY.findall(text)
+
+
+_DEFINITION = re.compile(
+    r"^\s*(?:export\s+|pub(?:\(\w+\))?\s+|public\s+|private\s+|protected\s+|static\s+|async\s+|abstract\s+)*"
+    r"(function|class|def|fn|func|struct|enum|trait|interface|impl|type|module|object|record)\s+"
+    r"\*?([A-Za-z_$][\w$]*)",
+    re.M,
+)
+
+
+def _code(text: str) -> tuple[str, list[str]]:
+    return _leading_comment(text), [f"{kind} {name}" for kind, name in _DEFINITION.findall(text)]
+
+
+_C_LIKE = "js jsx ts tsx mjs cjs go rs java kt scala swift c h cc cpp hpp cs rb php lua sh"
+_LISP = frozenset({"sexp", "lisp", "scm", "ss", "el", "clj", "cljs", "rkt", "lsp"})
+_READERS = {
+    "py": _python,
+    "pyi": _python,
+    "md": _markup,
+    "markdown": _markup,
+    "rst": _markup,
+    "txt": _markup,
+    "xml": _xml,
+    "xsd": _xml,
+    "html": _xml,
+    "toml": _config,
+    "ini": _config,
+    "cfg": _config,
+    "conf": _config,
+    "yaml": _yaml,
+    "yml": _yaml,
+    **{suffix: _lisp for suffix in _LISP},
+    **{suffix: _code for suffix in _C_LIKE.split()},
+}
+
+
+# Summaries ---------------------------------------------------------------------------------------
+
+_COMMENT = re.compile(r"^\s*(?:#+|//+|;+|--+|/\*+|\*+/?|%+|!|'|\"\"\"|''')\s?")
+_BOILERPLATE = re.compile(
+    r"^(?:#!|-\*-|vim?:|coding[:=]|copyright|\(c\)|spdx-|license|all rights|licensed under"
+    r"|import |from \S+ import|#include|package |using |use |require)",
+    re.I,
+)
+_MEANINGFUL = re.compile(r"[A-Za-z]{2}")
+
+
+def _leading_comment(text: str) -> str:
+    """The first comment block of a file, without its comment markers and boilerplate."""
+    lines: list[str] = []
+    for raw in text.splitlines()[:60]:
+        if not raw.strip():
+            if lines:
+                break
+            continue
+        if not _COMMENT.match(raw):
+            break
+        line = _COMMENT.sub("", raw).strip().rstrip("*/").strip()
+        if line and _MEANINGFUL.search(line) and not _BOILERPLATE.match(line):
+            lines.append(line)
+        if len(lines) >= 3:
+            break
+    return " ".join(lines)
+
+
+def _first_lines(text: str) -> str:
+    """The first two meaningful lines of any text (comment markers stripped)."""
+    lines: list[str] = []
+    for raw in text.splitlines()[:200]:
+        line = _COMMENT.sub("", raw).strip()
+        if line and _MEANINGFUL.search(line) and not _BOILERPLATE.match(line):
+            lines.append(line)
+            if len(lines) == 2:
+                break
+    return " ".join(lines)
+
+
+def _first_paragraph(text: str) -> str:
+    return " ".join(text.strip().split("\n\n", 1)[0].split())
+
+
+def _first_prose_paragraph(lines: list[str]) -> str:
+    """The first paragraph that is not a heading, a badge, HTML, a list of links or code."""
+    paragraph: list[str] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        skip = (
+            fenced
+            or not stripped
+            or _ATX.match(line) is not None
+            or _UNDERLINE.match(stripped) is not None
+            or (_UNDERLINE.match(following.strip()) is not None and len(following.strip()) >= 3)
+            or stripped.startswith(("<", "[![", "![", "..", ":", "|"))
+        )
+        if skip:
+            if paragraph:
+                break
+            continue
+        paragraph.append(stripped)
+    return " ".join(paragraph)
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= SUMMARY_CHARS:
+        return text
+    cut = text[: SUMMARY_CHARS - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[SUMMARY_CHARS // 2 :] else cut) + "…"
+
+
+# Identifiers ----------------------------------------------------------------------------------
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LISP_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_\-?!*]*[A-Za-z0-9_?!*]|[A-Za-z_]")
+# Words every program uses: keywords, builtins and English glue say nothing about a file.
+_COMMON = frozenset(
+    """
+    and are not the for with from this that then else elif when unless while return returns
+    import export def class self cls none true false null nil undefined function const let var
+    new public private protected static void int str string bool float double char long list dict
+    set get len print range type object lambda yield async await try except finally raise
+    catch throw pass break continue default case switch struct enum impl pub use mod crate
+    define progn begin quote args kwargs value values key keys item items name text data
+    has can will was were been being have into out all any only each one two but its
+    annotations future typing optional union callable iterator sequence mapping isinstance
+    exception baseexception valueerror typeerror keyerror indexerror oserror attributeerror
+    runtimeerror notimplementederror
+    """.split()
+)
+
+
+def salient_identifiers(text: str, lisp: bool = False) -> tuple[str, ...]:
+    """The names that say most about a text: frequent, long and compound ones, common words left out."""
+    pattern = _LISP_IDENTIFIER if lisp else _IDENTIFIER
+    counts = Counter(pattern.findall(text[:200_000]))
+    scored = []
+    for name, count in counts.items():
+        if len(name) < 3 or name.lower() in _COMMON or name.isupper() and len(name) < 4:
+            continue
+        compound = "_" in name.strip("_") or "-" in name or re.search(r"[a-z][A-Z]", name) is not None
+        scored.append((count * (2 if compound else 1) * min(len(name), 12), name))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return tuple(name for _, name in scored[:MAX_IDENTIFIERS])
