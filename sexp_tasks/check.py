@@ -138,6 +138,15 @@ class Checker:
             clause = args[-1]
             if isinstance(clause, FunctionCallNode) and clause.args and isinstance(clause.args[0], Symbol):
                 self.walk(clause.args[1:], local | {clause.args[0].name})
+        elif (
+            name == "sequential"
+            and args
+            and isinstance(args[0], FunctionCallNode)
+            and args[0].name == "context"
+        ):
+            for clause in args[0].args:  # (context (setting expr)...): only the exprs are code
+                self.walk(clause.args if isinstance(clause, FunctionCallNode) else (clause,), local)
+            self.walk(args[1:], local)
         elif name == "call-atomic-task" or name in CLAUSE_FORMS:
             # (param expr) clauses: the head names a parameter, not a procedure
             for item in args[1:] if name == "call-atomic-task" else args:

@@ -40,7 +40,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 PRELUDE = Path(__file__).resolve().parent.parent / "stdlib" / "prelude.sexp"
 
 # Forms the spec names that are not built yet; the meta-test does not ask for them.
-NOT_YET_BUILT = {"sequential"}
+NOT_YET_BUILT: set[str] = set()
 
 REQUIRED_FILES = [
     "reading",
@@ -76,6 +76,7 @@ REQUIRED_FILES = [
     "pmap",
     "scripts",
     "task_loops",
+    "sequential",
 ]
 
 _MARKERS = (";=>", ";!!", ";>>", ";2>")

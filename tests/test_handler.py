@@ -71,7 +71,7 @@ def test_plain_answer_with_output_and_notes(server: LLMServer) -> None:
     messages = server.requests[0].body["messages"]
     assert messages[0]["role"] == "system" and "Be brief." in messages[0]["content"]
     assert "<output>" in messages[0]["content"] and "<data_usage>" in messages[0]["content"]
-    assert messages[1] == {"role": "user", "content": "Compare.\n\nContext: x"}
+    assert messages[1] == {"role": "user", "content": "Compare.\n\n<context>\nContext: x\n</context>"}
     assert "tools" not in server.requests[0].body
 
 

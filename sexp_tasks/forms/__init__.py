@@ -32,4 +32,4 @@ def special_form(*names: str) -> Callable[[FormCompiler], FormCompiler]:
     return register
 
 
-from . import binding, control, functions, handling, loops, quasiquote, scripts, task_loops, tasks  # noqa: E402,F401  (they register)
+from . import binding, control, functions, handling, loops, quasiquote, scripts, sequential, task_loops, tasks  # noqa: E402,F401  (they register)

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..tasks.results import COMPLETE, FAILED, TaskError, TaskResult
 from . import llm, tokens
+from .files import file_block
 from .llm import ModelReply, ProviderError
 from .output import instructions, read_answer
 from .services import fingerprint
@@ -67,12 +68,24 @@ class Handler:
         return self._result(prompt, model, reading.content, COMPLETE, reading.notes, parsed=reading.parsed)
 
     def messages(self, prompt: TaskPrompt) -> list[dict[str, Any]]:
-        """The system message (base, template, output instructions) and the user message."""
+        """The system message (base, template, output instructions), any replayed history, and
+        the user message: the instructions, then the context block and the files, when any."""
         system = "\n\n".join(
             p for p in (self.config.system_prompt, prompt.system, instructions(prompt.output)) if p
         )
-        user = prompt.instructions if not prompt.context else f"{prompt.instructions}\n\n{prompt.context}"
-        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": system}]
+        for asked, answered in prompt.history:
+            messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": answered}]
+        user = prompt.instructions
+        context = f"<context>\n{prompt.context}\n</context>" if prompt.context else ""
+        files = ""
+        if prompt.file_paths:
+            files, problems = file_block(prompt.file_paths, self.config.workspace)
+            self.warnings.extend(problems)
+        if context or files:
+            user = "\n\n".join(part for part in (user, context, files) if part)
+        messages.append({"role": "user", "content": user})
+        return messages
 
     def _converse(self, model: str, prompt: TaskPrompt, messages: list[dict[str, Any]]) -> ModelReply:
         """Call the model until it answers without tool calls; _Stop on any failure."""

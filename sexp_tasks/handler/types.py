@@ -37,6 +37,8 @@ class TaskPrompt:
     instructions: str  # substituted: the user message starts with this
     system: str | None = None  # the template's own system text (the Handler adds base and output parts)
     context: str | None = None  # a context block appended to the user message, when there is context
+    file_paths: tuple[str, ...] = ()  # files the Handler reads into the user message (workspace-confined)
+    history: tuple[tuple[str, str], ...] = ()  # earlier (user, assistant) exchanges to replay first
     output: OutputSpec = OutputSpec()
     model: str | None = None  # the resolved model string (litellm form, or mock/<name>)
 

@@ -142,3 +142,28 @@ def from_record(record: dict[str, Any]) -> TaskResult:
     if script is not None:
         return ScriptResult(**fields, **script)
     return TaskResult(**fields)
+
+
+def record_verdict(result: TaskResult) -> None:
+    """An evaluator's verdict in its notes (SPEC §3.3): success, feedback and details, read from
+    its parsed JSON content or, failing that, from the notes it wrote itself."""
+    if result.failed:
+        return
+    parsed = result.parsed_content
+    if not isinstance(parsed, dict):
+        import json
+
+        try:
+            parsed = json.loads(result.content)
+        except (ValueError, TypeError):
+            parsed = None
+    source = parsed if isinstance(parsed, dict) and "success" in parsed else result.notes
+    if "success" not in source:
+        return
+    success = source["success"]
+    if isinstance(success, str):
+        success = success.strip().lower() in ("true", "yes", "1", "pass", "passed")
+    result.notes["success"] = bool(success)
+    for key in ("feedback", "details"):
+        if key in source:
+            result.notes[key] = source[key]

@@ -13,9 +13,11 @@ from ..errors import SexpError
 from ..journal import Journal, fingerprint
 from ..resources import data_dir
 from ..values import Value
+from .files import MemoryQuery
+from .history import History
 from .inputs import InputError, substitute
 from .library import TaskLibrary
-from .results import TaskResult
+from .results import TaskResult, record_verdict
 from .task import Task, input_failure
 from .template import TaskTemplate
 
@@ -39,6 +41,8 @@ class TaskSystem:
         self._spending = threading.Lock()
         self._making_services = threading.Lock()
         self.journal: Journal | None = None  # set when the run is recorded (sexp run)
+        self.memory_query: MemoryQuery | None = None  # the Memory System, for fresh context
+        self._history = History()
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self) -> list[Path]:
@@ -95,10 +99,10 @@ class TaskSystem:
             store.close()
 
     # Running ----------------------------------------------------------------------------------
-    def model_for(self, template: TaskTemplate, reserved: dict[str, Value]) -> str:
+    def model_for(self, template: TaskTemplate, call_model: str | None) -> str:
         """Call-site model > --model > the template's <model> > SEXP_MODEL > sexp.toml."""
         for model in (
-            reserved.get("model"),
+            call_model,
             self.settings.model_override,
             template.model,
             self.settings.model,
@@ -115,22 +119,39 @@ class TaskSystem:
     ) -> TaskResult:
         """Render the template with checked inputs and run it in a new Handler (journaled)."""
         from ..handler.types import HandlerConfig, OutputSpec, TaskPrompt
+        from .context import ContextError, inherited_context, resolve
+        from .files import gather_files
+        from .reserved import read_options
 
         try:
+            options = read_options(template, reserved)
             instructions = substitute(template.instructions, inputs, template.name)
             system = substitute(template.system, inputs, template.name) if template.system else None
+            try:
+                policy = resolve("atomic", template.context, options.context)
+            except ContextError as err:
+                raise InputError("context", f"context: {err}") from None
         except InputError as err:
             return input_failure(template, err)
-        model = self.model_for(template, reserved)
-        tools = reserved.get("tools")
-        tool_names = (
-            tuple(str(getattr(t, "name", t)) for t in tools) if isinstance(tools, list) else template.tools
+        model = self.model_for(template, options.model)
+        workspace = Path(self.settings.workspace)
+        files, file_warnings = gather_files(
+            template.file_paths,
+            options.files,
+            policy,
+            instructions,
+            workspace,
+            float(self.settings.script_timeout),
+            self.memory_query,
         )
         out = template.output_format
         prompt = TaskPrompt(
             template=template.name,
             instructions=instructions,
             system=system,
+            context=inherited_context(policy, instructions) or None,
+            file_paths=files,
+            history=self._history.replay(options.history),
             output=OutputSpec(
                 out.type, out.schema, out.json_schema, template.manual_xml, template.disable_reparsing
             ),
@@ -144,8 +165,8 @@ class TaskSystem:
             max_context_window_fraction=float(
                 template.limits.get("max_context_fraction", self.settings.max_context_window_fraction)
             ),
-            tools=tool_names,
-            workspace=Path(self.settings.workspace),
+            tools=options.tools,
+            workspace=workspace,
             script_timeout=float(self.settings.script_timeout),
         )
 
@@ -158,13 +179,18 @@ class TaskSystem:
             result = Handler(config, self.services()).run(prompt)
             with self._spending:
                 self._spent_usd += float(result.notes.get("cost_usd") or 0.0)
+            if file_warnings:
+                result.notes["warnings"] = file_warnings + list(result.notes.get("warnings", ()))
+            if options.subtype == "evaluator":
+                record_verdict(result)
             return result
 
         if self.journal is None:
             result = perform()
         else:
-            request = fingerprint(prompt, config.tools, config.max_turns)
+            request = fingerprint(prompt, config.tools, config.max_turns, options.subtype)
             result = self.journal.record("task", template.name, span, request, perform)
+        self._history.record(options.history, prompt, result)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
             self._warn(f"{template.name}: {warning}")
         return result

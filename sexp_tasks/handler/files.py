@@ -1,0 +1,33 @@
+"""The files a task is given (SPEC §3.5 file_paths, fresh context): read by the Handler alone.
+
+Every path is confined to the workspace; a missing or unreadable one is a warning in the
+task's notes, never a failure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import SexpError
+from ..workspace import Workspace
+
+FILE_LIMIT = 100_000  # characters of one file put in the prompt
+
+
+def file_block(paths: tuple[str, ...], workspace: Path) -> tuple[str, list[str]]:
+    """The <files> section for paths (empty when none can be read) and a warning per problem."""
+    if not paths:
+        return "", []
+    root = Workspace(workspace)
+    parts: list[str] = []
+    warnings: list[str] = []
+    for path in dict.fromkeys(paths):  # each file once, in the order given
+        try:
+            text = root.read_text(path)
+        except SexpError as err:
+            warnings.append(f"file {path!r} not included: {err.message.removeprefix('read-file: ')}")
+            continue
+        if len(text) > FILE_LIMIT:
+            text = text[:FILE_LIMIT] + f"\n[... {len(text) - FILE_LIMIT} more characters not shown]"
+        parts.append(f'<file path="{path}">\n{text}\n</file>')
+    return ("<files>\n" + "\n".join(parts) + "\n</files>" if parts else ""), warnings

@@ -1,0 +1,187 @@
+"""Context management (SPEC §3.5): what a task sees besides its own instructions.
+
+Three dimensions — inherit_context, accumulate_data (+ accumulation_format), fresh_context —
+resolved from the operator's defaults, then the template's settings, then the call's `context`
+overrides. The context a task can inherit is the innermost enclosing `sequential`'s frame: what
+that frame itself inherited plus what its earlier steps accumulated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .results import TaskResult
+from .template import ContextSettings
+
+INHERIT = ("full", "none", "subset")
+FORMATS = ("notes_only", "full_output")
+
+
+@dataclass(frozen=True)
+class ContextPolicy:
+    """Resolved settings: every dimension decided."""
+
+    inherit: str
+    accumulate: bool
+    accumulation_format: str
+    fresh: bool
+
+
+OPERATOR_DEFAULTS = {
+    "atomic": ContextPolicy("full", False, "notes_only", False),
+    "sequential": ContextPolicy("full", True, "notes_only", False),
+    "reduce": ContextPolicy("none", True, "notes_only", True),
+    "script": ContextPolicy("full", False, "notes_only", False),
+    "director_evaluator_loop": ContextPolicy("none", True, "notes_only", True),
+    "subtask": ContextPolicy("subset", False, "notes_only", True),
+}
+
+
+class ContextError(ValueError):
+    """A context override that names no setting or gives a setting a value it cannot have."""
+
+
+def resolve(operator: str, *layers: ContextSettings) -> ContextPolicy:
+    """The operator's defaults overridden by each layer in turn (template, then call site)."""
+    policy = OPERATOR_DEFAULTS[operator]
+    for layer in layers:
+        if layer.inherit_context is not None:
+            policy = replace(policy, inherit=layer.inherit_context)
+        if layer.accumulate_data is not None:
+            policy = replace(policy, accumulate=layer.accumulate_data)
+        if layer.accumulation_format is not None:
+            policy = replace(policy, accumulation_format=layer.accumulation_format)
+        if layer.fresh_context is not None:
+            policy = replace(policy, fresh=layer.fresh_context == "enabled")
+            if policy.fresh and layer.inherit_context is None and policy.inherit == "full":
+                # Asking for fresh context without saying what to inherit means starting afresh.
+                policy = replace(policy, inherit="none")
+    if policy.fresh and policy.inherit == "full":
+        raise ContextError("fresh_context enabled cannot be combined with inherit_context full")
+    return policy
+
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def parse_overrides(value: Any) -> ContextSettings:
+    """A call's `context` value — a dict or an association list, keys snake_case or camelCase."""
+    if value is None:
+        return ContextSettings()
+    if isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value):
+        value = {_name(k): v for k, v in value}
+    if not isinstance(value, dict):
+        raise ContextError('context must be a dict of settings, e.g. (dict "inherit_context" "none")')
+    settings: dict[str, Any] = {}
+    for raw_key, raw in value.items():
+        key = _CAMEL.sub("_", _name(raw_key)).lower().replace("-", "_")
+        text = _name(raw) if raw is not None else None
+        if key == "inherit_context":
+            settings[key] = _choice(key, text, INHERIT)
+        elif key == "accumulation_format":
+            settings[key] = _choice(key, text, FORMATS)
+        elif key == "accumulate_data":
+            settings[key] = _flag(key, raw)
+        elif key == "fresh_context":
+            settings[key] = "enabled" if _flag(key, raw) else "disabled"
+        else:
+            raise ContextError(
+                f"unknown context setting '{_name(raw_key)}' (settings: inherit_context, accumulate_data,"
+                " accumulation_format, fresh_context)"
+            )
+    return ContextSettings(**settings)
+
+
+def _name(value: Any) -> str:
+    return str(getattr(value, "name", value))
+
+
+def _choice(key: str, text: str | None, allowed: tuple[str, ...]) -> str:
+    if text not in allowed:
+        raise ContextError(f"{key} must be one of {', '.join(allowed)}, got {text!r}")
+    return text
+
+
+def _flag(key: str, raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = _name(raw).lower()
+    if text in ("true", "enabled", "yes"):
+        return True
+    if text in ("false", "disabled", "no"):
+        return False
+    raise ContextError(f"{key} must be true or false, got {raw!r}")
+
+
+# The enclosing sequential's context --------------------------------------------------------
+
+
+@dataclass
+class ContextFrame:
+    """A sequential's context: what it inherited, and its steps' accumulated notes or output."""
+
+    policy: ContextPolicy
+    inherited: str = ""
+    steps: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        """Everything a step inheriting fully sees."""
+        parts = [self.inherited] if self.inherited else []
+        parts += [f'<step n="{i}">\n{step}\n</step>' for i, step in enumerate(self.steps, 1)]
+        return "\n".join(parts)
+
+    def accumulate(self, value: Any) -> None:
+        """Keep a finished step's notes (or whole output) for the steps after it."""
+        if not self.policy.accumulate or not isinstance(value, TaskResult):
+            return
+        if self.policy.accumulation_format == "full_output":
+            self.steps.append(value.content)
+        else:
+            self.steps.append(notes_text(value))
+
+
+CURRENT_FRAME: ContextVar[ContextFrame | None] = ContextVar("sexp_context_frame", default=None)
+
+# Notes that are the Handler's metrics, not what the task learned.
+_METRIC_NOTES = frozenset({"template", "model", "usage", "cost_usd", "latency_ms", "resources", "warnings"})
+
+
+def notes_text(result: TaskResult) -> str:
+    """A result's own notes (not its metrics) as `key: value` lines; its template names it."""
+    template = result.notes.get("template", "task")
+    lines = [f"{k}: {v}" for k, v in result.notes.items() if k not in _METRIC_NOTES]
+    return f"[{template}] " + ("; ".join(lines) if lines else "(no notes)")
+
+
+@contextmanager
+def sequential_frame(policy: ContextPolicy) -> Iterator[ContextFrame]:
+    """A new frame for a sequential's steps, inheriting from the enclosing one per policy."""
+    outer = CURRENT_FRAME.get()
+    inherited = outer.text() if outer is not None and policy.inherit != "none" else ""
+    frame = ContextFrame(policy, inherited)
+    token = CURRENT_FRAME.set(frame)
+    try:
+        yield frame
+    finally:
+        CURRENT_FRAME.reset(token)
+
+
+_WORD = re.compile(r"[a-z0-9_]{3,}")
+
+
+def inherited_context(policy: ContextPolicy, instructions: str) -> str:
+    """The caller's context this task sees: all of it (full), the relevant part (subset), or none."""
+    frame = CURRENT_FRAME.get()
+    if frame is None or policy.inherit == "none":
+        return ""
+    if policy.inherit == "full":
+        return frame.text()
+    # subset: the pieces sharing words with the task's instructions
+    wanted = set(_WORD.findall(instructions.lower()))
+    pieces = ([frame.inherited] if frame.inherited else []) + frame.steps
+    return "\n".join(p for p in pieces if wanted & set(_WORD.findall(p.lower())))

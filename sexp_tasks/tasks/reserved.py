@@ -1,0 +1,104 @@
+"""A task call's reserved parameters (SPEC §2.5): files, context, model, subtype, history_config, tools.
+
+Read and checked before anything is rendered or sent: a bad one fails the call as
+`input_validation_failure` naming the parameter, like a bad input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..values import Value
+from .context import ContextError, parse_overrides
+from .inputs import InputError
+from .template import SUBTYPES, ContextSettings, TaskTemplate
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+@dataclass(frozen=True)
+class HistoryConfig:
+    """Whether a call replays earlier exchanges of this session, how many, and whether it is kept."""
+
+    use_history: bool = False
+    max_exchanges: int = 5
+    record: bool = True
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """The reserved parameters of one call, checked."""
+
+    model: str | None
+    tools: tuple[str, ...]
+    files: tuple[str, ...]
+    context: ContextSettings
+    subtype: str
+    history: HistoryConfig
+
+
+def read_options(template: TaskTemplate, reserved: dict[str, Value]) -> CallOptions:
+    """The call's options; InputError naming the reserved parameter that is wrong."""
+    model = reserved.get("model")
+    if model is not None and not isinstance(model, str):
+        raise InputError("model", f"model must be a string, got {_kind(model)}")
+    tools = reserved.get("tools")
+    tool_names = template.tools if tools is None else _names("tools", tools)
+    files = () if reserved.get("files") is None else _names("files", reserved["files"])
+    try:
+        context = parse_overrides(reserved.get("context"))
+    except ContextError as err:
+        raise InputError("context", f"context: {err}") from None
+    subtype = reserved.get("subtype")
+    if subtype is None:
+        subtype = template.subtype
+    else:
+        subtype = str(getattr(subtype, "name", subtype))
+        if subtype not in SUBTYPES:
+            raise InputError("subtype", f"subtype must be one of {', '.join(SUBTYPES)}, got {subtype!r}")
+    return CallOptions(
+        model or None, tool_names, files, context, subtype, _history(reserved.get("history_config"))
+    )
+
+
+def _names(parameter: str, value: Value) -> tuple[str, ...]:
+    """A list of strings or symbols (one string alone is a list of one)."""
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) or hasattr(v, "name") for v in value):
+        raise InputError(parameter, f"{parameter} must be a list of strings, got {_kind(value)}")
+    return tuple(str(getattr(v, "name", v)) for v in value)
+
+
+def _history(value: Value) -> HistoryConfig:
+    if value is None:
+        return HistoryConfig()
+    if isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value):
+        value = {str(getattr(k, "name", k)): v for k, v in value}
+    if not isinstance(value, dict):
+        raise InputError("history_config", f"history_config must be a dict, got {_kind(value)}")
+    settings: dict[str, Any] = {}
+    for raw_key, raw in value.items():
+        key = _CAMEL.sub("_", str(getattr(raw_key, "name", raw_key))).lower().replace("-", "_")
+        if key in ("use_history", "record"):
+            if not isinstance(raw, bool):
+                raise InputError("history_config", f"history_config: {key} must be true or false")
+            settings[key] = raw
+        elif key == "max_exchanges":
+            if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
+                raise InputError("history_config", "history_config: max_exchanges must be a whole number ≥ 0")
+            settings[key] = raw
+        else:
+            raise InputError(
+                "history_config",
+                f"history_config: unknown setting '{raw_key}' (settings: use_history, max_exchanges, record)",
+            )
+    return HistoryConfig(**settings)
+
+
+def _kind(value: Value) -> str:
+    from ..values import type_name
+
+    return type_name(value)
