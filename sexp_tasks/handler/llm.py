@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import json
 import os
@@ -174,12 +173,16 @@ class _LoopThread:
     """An event loop in a daemon thread, on which callers in any thread await litellm's async path."""
 
     def __init__(self) -> None:
+        import asyncio  # only the async transport needs it; replayed runs start without it
+
         self.pid = os.getpid()
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, name="sexp-llm-loop", daemon=True).start()
 
     def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
         """The coroutine's result, awaited on the loop while the calling thread waits."""
+        import asyncio
+
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         try:
             return future.result()
