@@ -149,8 +149,11 @@ class Session:
             self.runtime.tasks.journal = None
             self._note_definitions(before, pending)
             if journal.begun:
-                journal.store.end_run(journal.run_id, status)
                 self.last_run = journal.run_id
+                try:
+                    journal.store.end_run(journal.run_id, status)
+                except SexpError as err:  # the store went away: the reply still stands
+                    self.runtime.warn(f"run {journal.run_id} not marked {status}: {err.message}")
 
     def _traced(self, exc: BaseException, message: str) -> str:
         if not self.debug:
@@ -236,12 +239,18 @@ class _InputJournal(Journal):
         self._hash = program_hash(text)
         self._beginning = threading.Lock()
         self.begun = False
+        self._nothing_yet: Store | None = None
         super().__init__(None, new_run_id())  # type: ignore[arg-type]  # the store opens lazily
 
     @property  # type: ignore[override]
     def store(self) -> Store:
-        store = self._session.store(create=True)
-        assert store is not None
+        """The session's store; before the first step, an empty one in memory if there is none
+        on disk (reading past scores for match-tasks must not create a store)."""
+        store = self._session.store(create=False)
+        if store is None:
+            if self._nothing_yet is None:
+                self._nothing_yet = Store(":memory:")
+            return self._nothing_yet
         return store
 
     @store.setter
@@ -251,7 +260,9 @@ class _InputJournal(Journal):
     def record(self, *args: Any, **kwargs: Any) -> Any:
         with self._beginning:  # pmap's workers may make the first steps at once
             if not self.begun:
-                self.store.begin_run(self.run_id, self._program, self._hash, {})
+                store = self._session.store(create=True)
+                assert store is not None
+                store.begin_run(self.run_id, self._program, self._hash, {})
                 self.begun = True
         return super().record(*args, **kwargs)
 
