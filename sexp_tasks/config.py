@@ -32,6 +32,7 @@ class Settings:
     store: str = ".sexp/store.db"
     workspace: str = "."
     max_cost_usd: float | None = None
+    max_depth: int = 5  # how deep subtasks may nest
     mock_responses: str | None = None
     record: str | None = None  # a cassette to write every model call to
     replay: str | None = None  # a cassette to answer every model call from
@@ -52,6 +53,7 @@ _TOML_TYPES: dict[str, tuple[type, ...]] = {
     "store": (str,),
     "workspace": (str,),
     "max_cost_usd": (float, int),
+    "max_depth": (int,),
 }
 
 _ENVIRONMENT = {

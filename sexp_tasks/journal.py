@@ -66,14 +66,14 @@ class Journal:
             return f"{base}#{count}", self._seq
 
     def record(
-        self, kind: str, name: str, span: Span | None, request: str, perform: Callable[[], TaskResult]
+        self, kind: str, name: str, span: Span | str | None, request: str, perform: Callable[[], TaskResult]
     ) -> TaskResult:
         """perform()'s result, journaled; from the store instead when resuming a completed step.
 
         `request` is the step's fingerprint: a step whose request changed is run again. A
         FAILED step is never reused.
         """
-        key, seq = self._next_key(site_of(span))
+        key, seq = self._next_key(span if isinstance(span, str) else site_of(span))
         if self.resuming:
             done = self.store.step(self.run_id, key)
             if done is not None and done["status"] == COMPLETE and done["fingerprint"] == request:

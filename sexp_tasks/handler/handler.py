@@ -42,6 +42,7 @@ class Handler:
             f"tool {name!r} is not available to this Handler" for name in self.tools.unknown()
         ]
         self.partial = ""
+        self.subtasks: list[dict[str, Any]] = []  # the subtasks this conversation spawned
         self._uses_output_section = True  # whether answers come inside <output> (set per run)
 
     def run(self, prompt: TaskPrompt) -> TaskResult:
@@ -128,9 +129,23 @@ class Handler:
                 ),
                 self.partial,
             )
+        if call["name"] == "spawn_subtask" and "spawn_subtask" in self.config.tools:
+            return self._spawn_subtask(arguments)
         if call["name"] == "ask_user" and "ask_user" in self.config.tools:
             self.turns += 1  # interactive input counts as a turn
         return self.tools.run(call["name"], arguments)
+
+    def _spawn_subtask(self, request: dict[str, Any]) -> str:
+        """CONTINUATION: the Task System runs the subtask; its result is the tool's answer and the
+        conversation resumes. A failed subtask fails this task (subtask_failure)."""
+        spawn = self.services.spawn_subtask
+        if spawn is None:
+            return "error: spawn_subtask: subtasks are not available in this run"
+        result = spawn(request)
+        self.subtasks.append({"template": result.notes.get("template"), "status": result.status})
+        if result.failed:
+            raise _Stop(result.error, self.partial)
+        return result.content
 
     @staticmethod
     def _assistant_message(reply: ModelReply) -> dict[str, Any]:
@@ -228,4 +243,6 @@ class Handler:
             resources=self._resources(),
             warnings=list(self.warnings),
         )
+        if self.subtasks:
+            all_notes["subtasks"] = list(self.subtasks)
         return TaskResult(content=content, status=status, notes=all_notes, parsed_content=parsed, error=error)

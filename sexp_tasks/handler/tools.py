@@ -49,6 +49,33 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
     "ask_user": _schema(
         "ask_user", "Ask the user a question and get their answer.", question="The question to ask."
     ),
+    # Run by the Handler itself (it hands the request to the Task System), not by the ToolBox.
+    "spawn_subtask": {
+        "type": "function",
+        "function": {
+            "name": "spawn_subtask",
+            "description": "Hand a self-contained piece of the work to a subtask; its result is the answer.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string", "description": "What the subtask must do."},
+                    "template_hints": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Names of task templates that could do it, best first.",
+                    },
+                    "subtype": {"type": "string", "description": "standard, subtask, director or evaluator."},
+                    "inputs": {"type": "object", "description": "Inputs for the chosen template."},
+                    "file_paths": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Workspace files the subtask needs.",
+                    },
+                },
+                "required": ["description"],
+            },
+        },
+    },
 }
 LIST_LIMIT = 1000
 

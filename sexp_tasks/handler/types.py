@@ -69,6 +69,8 @@ class HandlerServices:
     cassette: Cassette | None = None
     ask_user: Callable[[str], str] | None = None
     warn: Callable[[str], None] = field(default=lambda message: None)
+    # Runs a spawn_subtask request (a SubtaskRequest dict) and gives its TaskResult.
+    spawn_subtask: Callable[[dict[str, Any]], Any] | None = None
 
 
 def _services() -> Any:

@@ -24,15 +24,17 @@ def gather_files(
     workspace: Path,
     script_timeout: float,
     memory: MemoryQuery | None,
+    quiet_fresh: bool = False,
 ) -> tuple[tuple[str, ...], list[str]]:
     """The task's file paths in order, each once, and warnings about sources that gave none."""
     paths: list[str] = []
     warnings: list[str] = []
 
-    def relevant(query: str, why: str) -> None:
+    def relevant(query: str, why: str, quiet: bool = False) -> None:
         found = memory(query, FRESH_LIMIT) if memory is not None else None
         if found is None:
-            warnings.append(f"{why}: no memory index to ask (build one with `sexp index`)")
+            if not quiet:
+                warnings.append(f"{why}: no memory index to ask (build one with `sexp index`)")
         else:
             paths.extend(found)
 
@@ -49,7 +51,7 @@ def gather_files(
             paths.extend(declared.paths)
     paths.extend(given)
     if policy.fresh:
-        relevant(instructions, "fresh context")
+        relevant(instructions, "fresh context", quiet_fresh)
     return tuple(dict.fromkeys(paths)), warnings
 
 

@@ -115,9 +115,18 @@ class TaskSystem:
         )
 
     def run(
-        self, template: TaskTemplate, inputs: dict[str, Value], reserved: dict[str, Value], span: Any = None
+        self,
+        template: TaskTemplate,
+        inputs: dict[str, Value],
+        reserved: dict[str, Value],
+        span: Any = None,
+        operator: str = "atomic",
+        site: str | None = None,
     ) -> TaskResult:
-        """Render the template with checked inputs and run it in a new Handler (journaled)."""
+        """Render the template with checked inputs and run it in a new Handler (journaled).
+
+        operator names whose context defaults apply (§3.5); site, the journal's key for a call
+        with no source position (a subtask's)."""
         from ..handler.types import HandlerConfig, OutputSpec, TaskPrompt
         from .context import ContextError, inherited_context, resolve
         from .files import gather_files
@@ -128,7 +137,7 @@ class TaskSystem:
             instructions = substitute(template.instructions, inputs, template.name)
             system = substitute(template.system, inputs, template.name) if template.system else None
             try:
-                policy = resolve("atomic", template.context, options.context)
+                policy = resolve(operator, template.context, options.context)
             except ContextError as err:
                 raise InputError("context", f"context: {err}") from None
         except InputError as err:
@@ -143,6 +152,9 @@ class TaskSystem:
             workspace,
             float(self.settings.script_timeout),
             self.memory_query,
+            # a missing index is worth a warning only when fresh context was asked for, not when
+            # it is merely the operator's default (every subtask's)
+            quiet_fresh="enabled" not in (template.context.fresh_context, options.context.fresh_context),
         )
         out = template.output_format
         prompt = TaskPrompt(
@@ -189,7 +201,8 @@ class TaskSystem:
             result = perform()
         else:
             request = fingerprint(prompt, config.tools, config.max_turns, options.subtype)
-            result = self.journal.record("task", template.name, span, request, perform)
+            kind = "subtask" if operator == "subtask" else "task"
+            result = self.journal.record(kind, template.name, site or span, request, perform)
         self._history.record(options.history, prompt, result)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
             self._warn(f"{template.name}: {warning}")
@@ -236,7 +249,75 @@ class TaskSystem:
             cassette = Cassette(settings.record, "record")
         elif settings.replay:
             cassette = Cassette(settings.replay, "replay")
-        return HandlerServices(mock=mock, cassette=cassette, ask_user=_ask_user, warn=self._warn)
+        return HandlerServices(
+            mock=mock,
+            cassette=cassette,
+            ask_user=_ask_user,
+            warn=self._warn,
+            spawn_subtask=self.spawn_subtask,
+        )
+
+    # Subtasks ---------------------------------------------------------------------------------
+    def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
+        """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
+        from ..journal import CURRENT_STEP
+        from .inputs import prepare_inputs
+        from .subtasks import SUBTASK_CHAIN, BadRequest, SubtaskRequest, choose_template, subtask_inputs
+
+        chain = SUBTASK_CHAIN.get()
+        depth = len(chain) + 1
+        try:
+            request = SubtaskRequest.from_arguments(arguments)
+        except BadRequest as err:
+            return _subtask_failure(f"the subtask request is malformed: {err}", arguments, depth)
+        key = fingerprint(request.to_dict())
+        if depth > self.settings.max_depth:
+            return _subtask_failure(
+                f"subtasks may nest at most {self.settings.max_depth} deep (max_depth)",
+                request.to_dict(),
+                depth,
+            )
+        if key in chain:
+            return _subtask_failure(
+                "the same request is already running further up the chain (a cycle)", request.to_dict(), depth
+            )
+        template = choose_template(request, self.library.get, self.library.templates.values(), self.match)
+        if template is None:
+            return _subtask_failure(
+                f"no template fits the request {request.description!r}", request.to_dict(), depth
+            )
+        try:
+            inputs = prepare_inputs(template, subtask_inputs(template, request))
+        except InputError as err:
+            return _subtask_failure(str(err), request.to_dict(), depth)
+        token = SUBTASK_CHAIN.set((*chain, key))
+        try:
+            reserved: dict[str, Value] = {"files": list(request.file_paths)} if request.file_paths else {}
+            site = f"{CURRENT_STEP.get() or '?'}/subtask"
+            result = self.run(template, inputs, reserved, operator="subtask", site=site)
+        finally:
+            SUBTASK_CHAIN.reset(token)
+        if result.failed and not (result.error and result.error.reason == "subtask_failure"):
+            message = result.error.summary() if result.error else "failed"
+            return _subtask_failure(f"subtask '{template.name}' failed: {message}", request.to_dict(), depth)
+        return result
+
+
+def _subtask_failure(message: str, request: dict[str, Any], depth: int) -> TaskResult:
+    """FAILED TASK_FAILURE subtask_failure with the request, the error and the depth."""
+    from .results import FAILED, TaskError
+
+    return TaskResult(
+        content="",
+        status=FAILED,
+        notes={"template": "spawn_subtask"},
+        error=TaskError(
+            "TASK_FAILURE",
+            message,
+            reason="subtask_failure",
+            details={"request": request, "error": message, "depth": depth},
+        ),
+    )
 
 
 def _ask_user(question: str) -> str:
