@@ -166,7 +166,7 @@ _READERS = {
 
 _COMMENT = re.compile(r"^\s*(?:#+|//+|;+|--+|/\*+|\*+/?|%+|!|'|\"\"\"|''')\s?")
 _BOILERPLATE = re.compile(
-    r"^(?:#!|-\*-|vim?:|coding[:=]|copyright|\(c\)|spdx-|license|all rights|licensed under"
+    r"^(?:-\*-|vim?:|coding[:=]|copyright|\(c\)|spdx-|license|all rights|licensed under"
     r"|import |from \S+ import|#include|package |using |use |require)",
     re.I,
 )
@@ -180,6 +180,8 @@ def _leading_comment(text: str) -> str:
         if not raw.strip():
             if lines:
                 break
+            continue
+        if raw.startswith("#!"):
             continue
         if not _COMMENT.match(raw):
             break
@@ -195,6 +197,8 @@ def _first_lines(text: str) -> str:
     """The first two meaningful lines of any text (comment markers stripped)."""
     lines: list[str] = []
     for raw in text.splitlines()[:200]:
+        if raw.startswith("#!"):
+            continue
         line = _COMMENT.sub("", raw).strip()
         if line and _MEANINGFUL.search(line) and not _BOILERPLATE.match(line):
             lines.append(line)
