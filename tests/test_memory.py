@@ -353,7 +353,8 @@ def test_scores_stay_in_the_unit_interval_and_partial_matches_score_less() -> No
         Document("c/other.py", "", [], []),
     ]
     ranked = rank("reader printer", docs)
-    assert [d.path for _, d in ranked] == ["a/reader.py", "b/printer.py", "c/other.py"]
+    assert {d.path for _, d in ranked[:2]} == {"a/reader.py", "b/printer.py"}
+    assert ranked[2][1].path == "c/other.py"
     assert all(0 <= score <= 1 for score, _ in ranked)
     assert ranked[0][0] < 1.0  # it matches only half the query
     assert ranked[-1][0] == 0

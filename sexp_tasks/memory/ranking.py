@@ -28,8 +28,12 @@ _STOP = frozenset(
 
 def terms(text: str) -> list[str]:
     """The search terms of text: lower-case words, identifiers split, stop words out, plurals folded."""
-    words = _WORD.findall(_CAMEL.sub(r"\1 \2", text).lower())
+    words = _WORD.findall(_CAMEL.sub(_apart, text).lower())
     return [_fold(word) for word in words if word not in _STOP]
+
+
+def _apart(match: re.Match[str]) -> str:
+    return match.group(1) + " " + match.group(2)
 
 
 def _fold(word: str) -> str:
@@ -38,6 +42,11 @@ def _fold(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
+
+
+def _probe(term: str) -> str:
+    """A substring every spelling of term contains (`library` is also in `libraries` as `librar`)."""
+    return term[:-1] if term.endswith("y") and len(term) > 1 else term
 
 
 @dataclass(frozen=True)
@@ -52,15 +61,32 @@ class Document:
     def weighted_terms(self) -> dict[str, float]:
         """Each term's count, weighted by the field it occurs in."""
         counts: dict[str, float] = {}
-        for name, text in (
+        for field, text in (
             ("path", self.path.replace("/", " ")),
             ("headings", " ".join(self.headings)),
             ("identifiers", " ".join(self.identifiers)),
             ("summary", self.summary),
         ):
             for term in terms(text):
-                counts[term] = counts.get(term, 0.0) + FIELD_WEIGHTS[name]
+                counts[term] = counts.get(term, 0.0) + FIELD_WEIGHTS[field]
         return counts
+
+    def length(self) -> float:
+        """The weighted number of words, counted roughly (it only normalises BM25's term frequencies)."""
+        return (
+            FIELD_WEIGHTS["path"] * (self.path.count("/") + 2)
+            + FIELD_WEIGHTS["headings"] * sum(h.count(" ") + 1 for h in self.headings)
+            + FIELD_WEIGHTS["identifiers"] * len(self.identifiers)
+            + FIELD_WEIGHTS["summary"] * (self.summary.count(" ") + 1)
+        )
+
+    def text(self) -> str:
+        """Every field in lower case, for a quick test of whether a term can occur at all."""
+        return " ".join([self.path, self.summary, *self.headings, *self.identifiers]).lower()
+
+
+def _holds(text: str, probes: list[str]) -> bool:
+    return any(probe in text for probe in probes)
 
 
 def rank(query: str, documents: Iterable[Document]) -> list[tuple[float, Document]]:
@@ -71,21 +97,24 @@ def rank(query: str, documents: Iterable[Document]) -> list[tuple[float, Documen
         return []
     if not query_terms:
         return [(0.0, doc) for doc in sorted(docs, key=lambda d: d.path)]
-    bags = [doc.weighted_terms() for doc in docs]
-    lengths = [sum(bag.values()) for bag in bags]
+    lengths = [doc.length() for doc in docs]
     average = sum(lengths) / len(docs) or 1.0
-    frequency = {t: sum(1 for bag in bags if t in bag) for t in query_terms}
+    probes = [_probe(t) for t in query_terms]
+    # Only documents whose text holds a probe can match: the others are never split into terms.
+    bags = {i: doc.weighted_terms() for i, doc in enumerate(docs) if _holds(doc.text(), probes)}
+    frequency = {t: sum(1 for bag in bags.values() if t in bag) for t in query_terms}
     idf = {t: math.log(1 + (len(docs) - n + 0.5) / (n + 0.5)) for t, n in frequency.items()}
     total_idf = sum(idf.values())
-    raw: list[tuple[float, float]] = []
-    for bag, length in zip(bags, lengths, strict=True):
+    raw: list[tuple[float, float]] = [(0.0, 0.0)] * len(docs)
+    for i, bag in bags.items():
         bm25 = coverage = 0.0
+        norm = K1 * (1 - B + B * lengths[i] / average)
         for term in query_terms:
             tf = bag.get(term, 0.0)
             if tf:
-                bm25 += idf[term] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+                bm25 += idf[term] * tf * (K1 + 1) / (tf + norm)
                 coverage += idf[term]
-        raw.append((bm25, coverage / total_idf))
+        raw[i] = (bm25, coverage / total_idf)
     best = max(bm25 for bm25, _ in raw) or 1.0
     scored = [(coverage * bm25 / best, bm25, doc) for (bm25, coverage), doc in zip(raw, docs, strict=True)]
     scored.sort(key=lambda item: (-item[0], -item[1], item[2].path))
