@@ -39,13 +39,16 @@ def run_index_command(
     if os.path.commonpath([real_root, real_target]) != real_root:
         raise UsageError(f"index: '{path}' is outside the workspace ({real_root}); see --workspace")
     opened = Store(settings.store)
+    held: list[str] = []  # warnings wait for the bar to be erased, so they do not break it
     try:
         ctx = SimpleNamespace(err=sys.stderr, settings=settings)
         report = index_path(
-            opened, root, target, warn=warn, progress=lambda total: progress(ctx, "index", total)
+            opened, root, target, warn=held.append, progress=lambda total: progress(ctx, "index", total)
         )
     finally:
         opened.close()
+        for message in held:
+            warn(message)
     if not settings.quiet:
         print(report.line())
     return EXIT_OK
