@@ -483,6 +483,38 @@ def test_read_ranking_accepts_paths_and_orders_by_score() -> None:
     assert read_ranking({"ranked": []}, candidates) == []  # the model may find nothing relevant
 
 
+def test_the_model_is_offered_every_file_of_a_small_index_and_its_answer_is_cut_to_the_limit(
+    tree: Path,
+) -> None:
+    from sexp_tasks.tasks.results import TaskResult
+
+    build(tree)
+    asked: list[dict[str, Any]] = []
+
+    class Tasks:
+        def task(self, name: str) -> Any:
+            assert name == "associative_matching"
+            return self
+
+        def call_named(self, named: dict[str, Any]) -> TaskResult:
+            asked.append(named)
+            ranked = [{"path": c["path"], "score": 0.5} for c in named["candidates"]]
+            return TaskResult(content="", parsed_content={"ranked": ranked})
+
+    settings = Settings(workspace=str(tree), model_override="mock/x")
+    found = relevant_files("checkout", 2, settings, Tasks(), warn=pytest.fail)
+    assert len(found) == 2 and all(f.score == 0.5 for f in found)
+    offered = asked[0]["candidates"]
+    assert asked[0]["query"] == "checkout"
+    assert sorted(c["path"] for c in offered) == [
+        "README.md",
+        "lib/util.sexp",
+        "src/cart.js",
+        "src/parser.py",
+    ]
+    assert set(offered[0]) == {"path", "summary", "score"}  # metadata only, never contents
+
+
 def test_relevant_files_is_the_interface_for_fresh_context(tree: Path) -> None:
     build(tree)
     warnings: list[str] = []
