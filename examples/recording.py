@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -62,6 +63,7 @@ class RoutingServer(LLMServer):
                     server.requests.append(Recorded(self.path, dict(self.headers), body))
                 reply = server.route(body)
                 scripted = Scripted(content=reply) if isinstance(reply, str) else reply
+                time.sleep(scripted.delay)
                 self._send(200, _completion(scripted, body.get("model", "test-model")))
 
         return Handler
