@@ -1,0 +1,139 @@
+"""The example workflows in examples/, run through the CLI from their cassettes the way the README
+and their header comments say, in a copy of examples/ (they write files); a changed request is
+refused by the replay, loudly."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Cli
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ("--model", "openai/gpt-4o-mini")
+NO_REPLY = "has no recorded reply for this request"
+
+# name: (the `sexp run` arguments without --replay, the cassette, a template the program calls)
+EXAMPLES = {
+    "release_review": (
+        ("examples/release_review.sexp", "--templates", "examples/tasks"),
+        "examples/release_review.cassette.jsonl",
+        "examples/tasks/write_summary.xml",
+    ),
+    "fix_tests": (
+        ("examples/fix_tests/fix_tests.sexp", "--templates", "examples/fix_tests/tasks", *MODEL),
+        "examples/fix_tests/fix_tests.cassette.jsonl",
+        "examples/fix_tests/tasks/propose_fix.xml",
+    ),
+    "summarize_dir": (
+        ("examples/summarize_dir/summarize_dir.sexp", "--templates", "examples/summarize_dir/tasks", *MODEL),
+        "examples/summarize_dir/summarize_dir.cassette.jsonl",
+        "examples/summarize_dir/tasks/summarize_doc.xml",  # a miss inside pmap stops the run too
+    ),
+    "planner": (
+        ("examples/planner/planner.sexp", "--templates", "examples/planner/tasks", *MODEL),
+        "examples/planner/planner.cassette.jsonl",
+        "examples/planner/tasks/outline_plan.xml",
+    ),
+}
+# The fix_tests loop runs pytest with the Python running these tests (it has pytest).
+EXTRA = {"fix_tests": ("--set-str", f"python={sys.executable}")}
+
+
+@pytest.fixture
+def examples(workspace: Path) -> Path:
+    """A copy of examples/ in the test's directory, without anything a run left behind."""
+    ignore = shutil.ignore_patterns("__pycache__", "work", ".sexp")
+    return Path(shutil.copytree(ROOT / "examples", workspace / "examples", ignore=ignore))
+
+
+def replay(cli: Cli, name: str, cassette: str | None = None) -> tuple[int, str, str]:
+    arguments, recorded, _ = EXAMPLES[name]
+    return cli("run", *arguments, *EXTRA.get(name, ()), "--replay", cassette or recorded, timeout=300)
+
+
+def test_release_review_replays(cli: Cli, examples: Path) -> None:
+    status, out, err = replay(cli, "release_review")
+    assert (status, err) == (0, "")
+    assert "5  Concurrent maps over tasks\n" in out
+    assert "2  A failed task in a concurrent map is a value in its place\n" in out
+    assert "Release 0.4 runs tasks concurrently" in out
+    assert out.endswith('{"changes" 5 "important" 4}\n')
+
+
+def test_fix_tests_iterates_until_pytest_passes(cli: Cli, examples: Path) -> None:
+    status, out, err = replay(cli, "fix_tests")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[:3] == [
+        "test_pricing.py in examples/fix_tests/work: 4 failed, 2 passed",
+        "attempt 1: 2 failed, 4 passed",
+        "attempt 2: 6 passed",
+    ]
+    assert "The tests pass after 2 attempts. The fix, in examples/fix_tests/work/pricing.py:" in lines
+    assert "+    return max(0.0, amount * (1 - percent / 100))" in lines
+    fixed = (examples / "fix_tests" / "work" / "pricing.py").read_text()
+    assert "amount >= FREE_SHIPPING_FROM" in fixed and "```" not in fixed
+    pristine = (ROOT / "examples" / "fix_tests" / "project" / "pricing.py").read_text()
+    assert (examples / "fix_tests" / "project" / "pricing.py").read_text() == pristine
+    # The work copy is made afresh: a second run asks the same questions and prints the same.
+    assert replay(cli, "fix_tests") == (status, out, err)
+
+
+def test_summarize_dir_keeps_a_failed_summary_in_its_place(cli: Cli, examples: Path) -> None:
+    status, out, err = replay(cli, "summarize_dir")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == "Summarised 4 of 5 documents in examples/summarize_dir/docs:"
+    assert [line.split()[:2] for line in lines[1:7] if line.split()[0] in ("ok", "FAILED")] == [
+        ["ok", "customer-feedback-q1.txt"],
+        ["FAILED", "deploy-log-2024-04-03.txt"],
+        ["ok", "incident-2024-03-14-checkout-outage.md"],
+        ["ok", "platform-sync-2024-04-02.md"],
+        ["ok", "rfc-012-api-rate-limits.md"],
+    ]
+    assert "output_format_failure" in lines[2]
+    assert "the model answered: This file is a deployment log" in lines[3]
+    assert "- Cap the connection pool per instance (Priya, 22 March)" in lines
+    assert out.endswith('{"documents" 5 "summarised" 4 "digest" true}\n')
+
+
+def test_summarize_dir_replay_does_not_depend_on_the_order_of_the_calls(cli: Cli, examples: Path) -> None:
+    cassette = examples / "summarize_dir" / "summarize_dir.cassette.jsonl"
+    lines = cassette.read_text().splitlines()
+    assert len(lines) == 6
+    (examples / "reversed.jsonl").write_text("\n".join(reversed(lines)) + "\n")
+    assert replay(cli, "summarize_dir", "examples/reversed.jsonl") == replay(cli, "summarize_dir")
+
+
+def test_planner_spawns_two_subtasks_and_writes_the_plan(cli: Cli, examples: Path) -> None:
+    status, out, err = replay(cli, "planner")
+    assert (status, err) == (0, "")
+    assert out.splitlines()[:4] == [
+        'Planned "Move the team\'s CI from Jenkins to GitHub Actions within one quarter" with 2 subtasks:',
+        "  COMPLETE  research-topic",
+        "  COMPLETE  outline-plan",
+        "",
+    ]
+    assert "# Plan: CI from Jenkins to GitHub Actions (by 30 June)" in out
+    assert "## Done when" in out
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_a_changed_request_is_refused_by_the_replay(cli: Cli, examples: Path, name: str) -> None:
+    template = examples.parent / EXAMPLES[name][2]
+    text = template.read_text()
+    assert text.count("</instructions>") == 1
+    template.write_text(text.replace("</instructions>", " Be brief.</instructions>"))
+    status, out, err = replay(cli, name)
+    assert status == 1
+    assert NO_REPLY in err and "record it again with --record" in err
+    assert "Traceback" not in err
+
+
+def test_a_cassette_for_another_model_is_refused(cli: Cli, examples: Path) -> None:
+    arguments, cassette, _ = EXAMPLES["planner"]
+    status, _, err = cli("run", *arguments, "--model", "openai/gpt-4o", "--replay", cassette)
+    assert status == 1 and f"{NO_REPLY} to openai/gpt-4o" in err
