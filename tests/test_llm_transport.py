@@ -1,4 +1,4 @@
-"""Model calls from many threads: both transports, the shared mock script and cassette, the fast paths."""
+"""Model calls from many threads: every transport, the shared mock script and cassette, the fast paths."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
-from sexp_tasks.handler import llm
+from sexp_tasks.handler import llm, llm_workers
 from sexp_tasks.handler.llm import ModelReply, ProviderError
 from sexp_tasks.handler.output import _plain_answer
 from sexp_tasks.handler.services import Cassette, MockScript
@@ -29,10 +29,27 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
     llm_server.stop()
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(scope="module")
+def worker_pool() -> Iterator[llm_workers.Pool]:
+    """One ready worker process, shared by this module's tests (starting one takes seconds)."""
+    pool = llm_workers.Pool()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SEXP_LLM_WORKERS", "1")
+        assert pool.wait_ready(300), "the worker did not start"
+    yield pool
+    pool.stop()
+
+
+@pytest.fixture(params=["sync", "async", "process"])
 def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("SEXP_LLM_TRANSPORT", request.param)
-    assert llm.transport() == request.param
+    """In this process over `sync` or `async` (no workers), or in a ready worker process."""
+    if request.param == "process":
+        monkeypatch.setattr(llm_workers, "_pools", [request.getfixturevalue("worker_pool")])
+        monkeypatch.setenv("SEXP_LLM_WORKERS", "1")
+    else:
+        monkeypatch.setenv("SEXP_LLM_WORKERS", "0")
+        monkeypatch.setenv("SEXP_LLM_TRANSPORT", request.param)
+        assert llm.transport() == request.param
     return str(request.param)
 
 
@@ -99,7 +116,7 @@ def test_concurrent_calls_each_get_an_answer(server: LLMServer, transport: str) 
     assert asked == sorted(f"question {i}" for i in range(THREADS * 2))
 
 
-def test_provider_errors_are_translated_on_both_transports(server: LLMServer, transport: str) -> None:
+def test_provider_errors_are_translated_on_every_transport(server: LLMServer, transport: str) -> None:
     server.script(context_length_error())
     with pytest.raises(ProviderError) as caught:
         call(server, "too long")
@@ -107,7 +124,7 @@ def test_provider_errors_are_translated_on_both_transports(server: LLMServer, tr
     assert "sk-fake" not in caught.value.message
 
 
-def test_mock_replies_need_no_server_on_either_transport(transport: str) -> None:
+def test_mock_replies_need_no_server_on_any_transport(transport: str) -> None:
     reply = llm.complete("mock/m", [{"role": "user", "content": "x"}], mock=llm.MockReply("scripted"))
     assert reply.content == "scripted"
     assert reply.cost_usd == 0.0
