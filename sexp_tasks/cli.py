@@ -34,7 +34,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    parser = _Parser(prog="sexp", description="A small Lisp for LLM workflows.")
+    parser = _Parser(prog="sexp", description="A small Lisp for LLM workflows. With no COMMAND: the REPL.")
     parser.add_argument("--version", action="version", version=f"sexp {__version__}")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

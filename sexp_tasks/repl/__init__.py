@@ -13,7 +13,7 @@ def start(settings: Settings, debug: bool = False) -> int:
 
     session = Session(settings)
     session.debug = debug
-    for message in session.startup_messages:
+    for message in [*(f"warning: {w}" for w in settings.warnings), *session.startup_messages]:
         print(message, file=sys.stderr)
     try:
         if sys.stdin.isatty() and sys.stdout.isatty():
