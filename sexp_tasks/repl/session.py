@@ -69,7 +69,6 @@ class Session:
         """A fresh Runtime; templates that fail to load are reported and left out (SPEC §9)."""
         runtime = Runtime(self.settings, out=self.out, err=self.err, load_templates=False)
         self.startup_messages = [format_error(e) for e in runtime.tasks.load_templates(strict=False)]
-        self.builtin_names = frozenset(runtime.globals.values) | frozenset(runtime.globals.pending)
         self.user_names: list[str] = []  # globals the user's inputs defined, in order
         return runtime
 
@@ -210,7 +209,7 @@ def _paths(prefix: str) -> list[str]:
     directory, stem = (typed, "") if prefix.endswith("/") or not prefix else (typed.parent, typed.name)
     head = prefix[: len(prefix) - len(stem)]
     try:
-        entries = sorted(directory.iterdir()) if str(directory) else sorted(Path(".").iterdir())
+        entries = sorted(directory.iterdir())
     except OSError:
         return []
     return [
