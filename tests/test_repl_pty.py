@@ -104,7 +104,8 @@ def test_ctrl_c_interrupts_an_evaluation(repl: pexpect.spawn) -> None:
     enter(repl, "(define (spin n) (spin (+ n 1)))")
     answer(repl, "spin")
     enter(repl, "(spin 0)")
-    time.sleep(0.5)
+    repl.expect(r"\x1b\[\?2004l")  # the shell has left the prompt: the evaluation is under way
+    time.sleep(0.3)
     repl.sendcontrol("c")
     repl.expect("interrupted")
     repl.expect(PROMPT)

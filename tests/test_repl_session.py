@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -162,12 +163,15 @@ def test_deep_recursion_runs_on_a_deep_stack(session: Session) -> None:
 
 def test_ctrl_c_stops_a_running_evaluation_and_the_session_goes_on(session: Session) -> None:
     shown(session, "(define (spin n) (spin (+ n 1)))")
-    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        assert session.submit("(spin 0)") == Failed("interrupted")
-    finally:
-        timer.cancel()
+
+    def interrupt_once_running() -> None:
+        while not any(t.name == "sexp-main" for t in threading.enumerate()):
+            time.sleep(0.01)
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_running, daemon=True).start()
+    assert session.submit("(spin 0)") == Failed("interrupted")
     assert shown(session, "(+ 2 2)") == "4"
     assert [t.name for t in threading.enumerate() if t.name == "sexp-main"] == []
 
