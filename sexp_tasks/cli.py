@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a .sexp program")
     run.add_argument("file", help="the program")
     _program_options(run)
+    run.add_argument("--resume", metavar="RUN_ID", help="re-run, answering completed steps from the store")
+    run.add_argument("--force", action="store_true", help="with --resume: resume an edited program")
 
     evaluate = commands.add_parser("eval", help="evaluate an expression and print its value")
     evaluate.add_argument("expression")
@@ -218,7 +220,7 @@ def _run(args: argparse.Namespace, settings: Settings, text: str, path: Path | N
     if path is None:
         value = runtime.run_source(text, "<eval>")
     else:
-        value = runtime.run_recorded(path, text, dict(bindings))
+        value = runtime.run_recorded(path, text, dict(bindings), args.resume, args.force)
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
     failure_line = getattr(value, "failure_line", None)  # a FAILED TaskResult
     if failure_line is not None and failure_line() is not None:

@@ -41,8 +41,32 @@ def run_with_deep_stack(fn: Callable[[], T]) -> T:
         worker.start()
     finally:
         threading.stack_size(previous)
-    while worker.is_alive():
-        worker.join(0.05)  # a timed join lets Ctrl-C reach this thread
+    try:
+        while worker.is_alive():
+            worker.join(0.05)  # a timed join lets Ctrl-C reach this thread
+    except KeyboardInterrupt:
+        _interrupt(worker, outcome)
+        raise
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
+
+
+def _interrupt(worker: threading.Thread, outcome: dict[str, object], grace: float = 2.0) -> None:
+    """Raise KeyboardInterrupt inside worker too, so its cleanup (a run marked interrupted, a
+    journal closed) happens; wait a little for it. A thread blocked in C sees it on return.
+
+    The worker's end is read from `outcome`, not is_alive(): a join interrupted by Ctrl-C can
+    leave the thread marked stopped while it still runs (CPython 3.11).
+    """
+    import ctypes
+    import time
+
+    if worker.ident is None:
+        return
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(worker.ident), ctypes.py_object(KeyboardInterrupt)
+    )
+    deadline = time.monotonic() + grace
+    while not outcome and time.monotonic() < deadline:
+        time.sleep(0.01)

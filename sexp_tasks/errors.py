@@ -93,3 +93,9 @@ class UserError(SexpError):
 
 class UsageError(Exception):
     """A command line that cannot be carried out (exit status 2); not a program error."""
+
+
+class RunError(SexpError):
+    """A recorded run that cannot be resumed: unknown, edited since, or in use."""
+
+    error_type = "RUN_ERROR"

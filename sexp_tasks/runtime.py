@@ -42,6 +42,7 @@ class Runtime:
         self.compiler = Compiler(self.globals, self.settings.recursion_limit, self.tasks)
         self.workspace = Workspace(self.settings.workspace)
         self._loading: list[Path] = []
+        self._run_lock: object | None = None  # held while this process records a run
         install_primitives(self.globals, self)
         self.library = LazyDefinitions(self.compiler, self.globals)
         self.library.add_file(data_dir("stdlib") / "prelude.sexp")
@@ -79,10 +80,16 @@ class Runtime:
         finally:
             self._loading.pop()
 
-    def run_recorded(self, path: Path, text: str, inputs: dict[str, Value]) -> Value:
-        """Run a program file as a recorded run; a program that does not read or compile is no run."""
+    def run_recorded(
+        self, path: Path, text: str, inputs: dict[str, Value], resume: str | None = None, force: bool = False
+    ) -> Value:
+        """Run a program file as a recorded run (or resume one); a program that does not read
+        or compile is no run."""
         codes = [self.compiler.compile(form, None) for form in read(text, str(path))]
-        self.start_run(str(path), text, inputs)
+        if resume is None:
+            self.start_run(str(path), text, inputs)
+        else:
+            self.resume_run(resume, text, force)
         status = "failed"
         self._loading.append(path.resolve())
         try:
@@ -105,18 +112,45 @@ class Runtime:
 
         store = Store(self.settings.store)
         run_id = new_run_id()
+        self._run_lock = store.hold_run(run_id)
         store.begin_run(run_id, program, program_hash(text), {k: to_json_value(v) for k, v in inputs.items()})
         self.tasks.journal = Journal(store, run_id)
+        self._announce(run_id)
+        return run_id
+
+    def resume_run(self, run_id: str, text: str, force: bool) -> None:
+        """Record into run_id again, answering its completed steps from the store."""
+        from .errors import RunError
+        from .journal import Journal, program_hash
+        from .store import Store
+
+        store = Store(self.settings.store, create=False)
+        run = store.run(run_id)
+        if run is None:
+            raise RunError(f"unknown run '{run_id}' in {self.settings.store}")
+        if run["program_hash"] != program_hash(text) and not force:
+            raise RunError(
+                f"the program has changed since run {run_id} was recorded; resume anyway with --force"
+                " (steps whose requests changed will run again)"
+            )
+        self._run_lock = store.hold_run(run_id)
+        store.reopen_run(run_id)
+        self.tasks.journal = Journal(store, run_id, resuming=True)
+        self._announce(run_id)
+
+    def _announce(self, run_id: str) -> None:
         if not self.settings.quiet:
             self.err.write(f"run: {run_id}\n")
             self.err.flush()
-        return run_id
 
     def end_run(self, status: str) -> None:
         """Mark the recorded run completed, failed or interrupted."""
         journal = self.tasks.journal
         if journal is not None:
             journal.store.end_run(journal.run_id, status)
+            if status == "interrupted" and not self.settings.quiet:
+                program = (journal.store.run(journal.run_id) or {}).get("program", "FILE")
+                self.err.write(f"resume with: sexp run --resume {journal.run_id} {program}\n")
 
     def define(self, name: str, value: Value) -> None:
         """Bind a global (for --set)."""

@@ -100,6 +100,24 @@ class Store:
         with self._lock:
             self._db.close()
 
+    def hold_run(self, run_id: str) -> Any:
+        """An exclusive lock on run_id for this process's lifetime (the OS drops it when the
+        process dies, even by kill -9); StoreError when another process holds it."""
+        import fcntl
+
+        locks = self.path.parent / (self.path.name + ".locks")
+        try:
+            locks.mkdir(exist_ok=True)
+            handle = open(locks / run_id, "w")  # noqa: SIM115  (held open on purpose)
+        except OSError as err:
+            raise StoreError(f"cannot lock run {run_id}: {err.strerror or err}") from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise StoreError(f"run {run_id} is in use by another sexp process") from None
+        return handle
+
     # Plumbing -------------------------------------------------------------------------------
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -51,6 +52,8 @@ class LLMServer:
         self.queue: deque[Scripted] = deque()
         self.last: Scripted = Scripted()
         self.requests: list[Recorded] = []
+        self.on_request: Callable[[int], None] | None = None  # called with the count of requests so far
+        self.answer: Callable[[dict[str, Any]], str] | None = None  # content computed from the request
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -92,7 +95,12 @@ class LLMServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append(Recorded(self.path, dict(self.headers), body))
+                    count = len(server.requests)
+                if server.on_request is not None:
+                    server.on_request(count)
                 reply = server._next()
+                if server.answer is not None:
+                    reply = Scripted(content=server.answer(body), delay=reply.delay)
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status >= 400:

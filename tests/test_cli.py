@@ -267,7 +267,6 @@ def test_debug_shows_a_traceback(cli: Cli, workspace: Path) -> None:
         ["run"],
         ["eval"],
         ["check"],
-        [],
     ],
 )
 def test_usage_errors_exit_2_without_traceback(cli: Cli, workspace: Path, args: list[str]) -> None:
@@ -277,6 +276,10 @@ def test_usage_errors_exit_2_without_traceback(cli: Cli, workspace: Path, args: 
     assert out == ""
     assert "usage:" in err
     assert "Traceback" not in err
+
+
+def test_no_arguments_start_the_repl(cli: Cli) -> None:
+    assert cli(stdin="(+ 1 2)\n") == (0, "3\n", "")
 
 
 def test_a_missing_file_exits_2(cli: Cli) -> None:

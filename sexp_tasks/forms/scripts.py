@@ -34,14 +34,24 @@ USAGE = f'({NAME} (command "...") [(args (list ...))] [(timeout s)] [(cwd "dir")
 @special_form(NAME)
 def compile_run_script(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     codes = {name: c.compile(node, scope) for name, node in _parameters(form).items()}
-    settings = c.tasks.settings if c.tasks is not None else Settings()
+    system = c.tasks
+    settings = system.settings if system is not None else Settings()
     span = form.span
 
     def run(env: list[Any]) -> Value:
         from ..scripts_run import run_script
 
         request = _request({name: code(env) for name, code in codes.items()}, span)
-        return run_script(request, Path(os.path.realpath(settings.workspace)), settings)
+
+        def perform() -> Value:
+            return run_script(request, Path(os.path.realpath(settings.workspace)), settings)
+
+        journal = system.journal if system is not None else None
+        if journal is None:
+            return perform()
+        from ..journal import fingerprint
+
+        return journal.record("script", request.shown(), span, fingerprint(request.to_record()), perform)
 
     return run
 

@@ -133,7 +133,10 @@ class Handler:
             return self._spawn_subtask(arguments)
         if call["name"] == "ask_user" and "ask_user" in self.config.tools:
             self.turns += 1  # interactive input counts as a turn
-        return self.tools.run(call["name"], arguments)
+        record = self.services.record_tool
+        if record is None:
+            return self.tools.run(call["name"], arguments)
+        return record(call["name"], arguments, lambda: self.tools.run(call["name"], arguments))
 
     def _spawn_subtask(self, request: dict[str, Any]) -> str:
         """CONTINUATION: the Task System runs the subtask; its result is the tool's answer and the

@@ -71,6 +71,8 @@ class HandlerServices:
     warn: Callable[[str], None] = field(default=lambda message: None)
     # Runs a spawn_subtask request (a SubtaskRequest dict) and gives its TaskResult.
     spawn_subtask: Callable[[dict[str, Any]], Any] | None = None
+    # Runs a tool call (name, arguments, run) as a journaled step of the run; its answer.
+    record_tool: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = None
 
 
 def _services() -> Any:

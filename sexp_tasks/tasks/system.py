@@ -255,7 +255,20 @@ class TaskSystem:
             ask_user=_ask_user,
             warn=self._warn,
             spawn_subtask=self.spawn_subtask,
+            record_tool=self.record_tool,
         )
+
+    def record_tool(self, name: str, arguments: dict[str, Any], run: Callable[[], str]) -> str:
+        """A model's tool call, journaled as a step under its task's step when the run is recorded."""
+        if self.journal is None:
+            return run()
+        from ..journal import CURRENT_STEP
+
+        site = f"{CURRENT_STEP.get() or '?'}/tool:{name}"
+        step = self.journal.record(
+            "tool", name, site, fingerprint(name, arguments), lambda: TaskResult(run())
+        )
+        return step.content
 
     # Subtasks ---------------------------------------------------------------------------------
     def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:

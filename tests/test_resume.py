@@ -1,0 +1,270 @@
+"""Resuming recorded runs (SPEC §6): completed steps come from the store, never from the model again.
+
+Programs run as real `sexp run` processes against a local OpenAI-compatible server that counts
+every request; the crash test kills them with SIGKILL at many points.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from llm_server import LLMServer, Scripted
+
+CANARY = "sk-canary-resume-9f8e7d6c5b4a"
+
+STEPS = """
+(defatom step (params (n int)) (instructions "Step {{n}}"))
+(define answers (map (lambda (n) (task-content (step n))) (range 1 21)))
+(string-join answers ",")
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    llm = LLMServer().start()
+    # Each answer depends only on the request, so an interrupted and resumed run can be compared.
+    llm.answer = lambda body: "<output>a" + body["messages"][-1]["content"].split()[-1] + "</output>"
+    yield llm
+    llm.stop()
+
+
+def environment(server: LLMServer) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "SEXP_API_BASE": server.base_url,
+        "SEXP_MODEL": "openai/test-model",
+        "OPENAI_API_KEY": CANARY,
+    }
+
+
+def start(workspace: Path, server: LLMServer, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sexp_tasks", "run", *args],
+        cwd=workspace,
+        env=environment(server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def run(workspace: Path, server: LLMServer, *args: str) -> tuple[int, str, str]:
+    process = start(workspace, server, *args)
+    out, err = process.communicate(timeout=120)
+    return process.returncode, out, err
+
+
+def run_id(stderr: str) -> str:
+    found = re.search(r"^run: ([0-9a-f]{12})$", stderr, re.M)
+    assert found, stderr
+    return found.group(1)
+
+
+def completed_steps(workspace: Path, rid: str) -> int:
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    try:
+        return db.execute(
+            "SELECT COUNT(*) FROM steps WHERE run_id = ? AND status = 'COMPLETE'", (rid,)
+        ).fetchone()[0]
+    finally:
+        db.close()
+
+
+EXPECTED = ",".join(f"a{n}" for n in range(1, 21))
+
+
+def test_resuming_a_finished_run_sends_nothing_and_gives_the_same_value(
+    workspace: Path, server: LLMServer
+) -> None:
+    (workspace / "p.sexp").write_text(STEPS)
+    status, out, err = run(workspace, server, "p.sexp")
+    assert (status, out) == (0, f'"{EXPECTED}"\n')
+    assert len(server.requests) == 20
+    status, again, err2 = run(workspace, server, "--resume", run_id(err), "p.sexp")
+    assert (status, again) == (0, out)
+    assert len(server.requests) == 20  # every step answered from the store
+    assert run_id(err2) == run_id(err)
+
+
+@pytest.mark.parametrize("kill_at", [1, 2, 7, 13, 20])
+def test_kill_9_at_any_point_then_resume_resends_no_completed_call(
+    workspace: Path, server: LLMServer, kill_at: int
+) -> None:
+    (workspace / "p.sexp").write_text(STEPS)
+    server.script(Scripted(delay=0.05))
+    process = start(workspace, server, "p.sexp")
+
+    def kill(count: int) -> None:
+        if count == kill_at:
+            process.send_signal(signal.SIGKILL)  # while request `kill_at` waits for its answer
+            time.sleep(0.2)
+
+    server.on_request = kill
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGKILL
+    rid = run_id(err)
+    done = completed_steps(workspace, rid)
+    assert done == kill_at - 1
+    server.on_request = None
+    before = len(server.requests)
+    status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
+    assert (status, out) == (0, f'"{EXPECTED}"\n')
+    resent = [r.body["messages"][-1]["content"] for r in server.requests[before:]]
+    assert resent == [f"Step {n}" for n in range(done + 1, 21)]  # none of the completed ones
+
+
+def test_kill_9_at_random_moments(workspace: Path, server: LLMServer) -> None:
+    (workspace / "p.sexp").write_text(STEPS)
+    server.script(Scripted(delay=0.02))
+    rid = None
+    for pause in (0.05, 0.13, 0.31):
+        args = ("--resume", rid, "p.sexp") if rid else ("p.sexp",)
+        seen = len(server.requests)
+        process = start(workspace, server, *args)
+        while len(server.requests) == seen:  # start-up (imports) takes a varying while
+            time.sleep(0.01)
+        time.sleep(pause)
+        process.send_signal(signal.SIGKILL)
+        _, err = process.communicate(timeout=60)
+        rid = rid or run_id(err)
+    assert rid is not None
+    done = completed_steps(workspace, rid)
+    before = len(server.requests)
+    status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
+    assert (status, out) == (0, f'"{EXPECTED}"\n')
+    assert len(server.requests) - before == 20 - done
+    contents = [r.body["messages"][-1]["content"] for r in server.requests]
+    assert len(set(contents)) == 20  # every step answered; repeats only of calls never completed
+    assert len(contents) - 20 <= 3  # at most one uncompleted call per kill was sent again
+
+
+def test_ctrl_c_exits_130_and_leaves_a_resumable_run(workspace: Path, server: LLMServer) -> None:
+    (workspace / "p.sexp").write_text(STEPS)
+    server.script(Scripted(delay=0.05))
+    process = start(workspace, server, "p.sexp")
+
+    def interrupt(count: int) -> None:
+        if count == 5:
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.2)
+
+    server.on_request = interrupt
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    rid = run_id(err)
+    assert f"resume with: sexp run --resume {rid} p.sexp" in err and "Traceback" not in err
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    assert db.execute("SELECT status FROM runs WHERE id = ?", (rid,)).fetchone()[0] == "interrupted"
+    db.close()
+    server.on_request = None
+    status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
+    assert (status, out) == (0, f'"{EXPECTED}"\n')
+
+
+def test_an_edited_program_is_refused_unless_forced(workspace: Path, server: LLMServer) -> None:
+    program = workspace / "p.sexp"
+    program.write_text(STEPS)
+    _, _, err = run(workspace, server, "p.sexp")
+    rid = run_id(err)
+    program.write_text(STEPS.replace("(range 1 21)", "(range 1 22)"))
+    status, out, err = run(workspace, server, "--resume", rid, "p.sexp")
+    assert status == 1 and out == ""
+    assert "the program has changed since run" in err and "--force" in err and "Traceback" not in err
+    assert len(server.requests) == 20
+    status, out, _ = run(workspace, server, "--resume", rid, "--force", "p.sexp")
+    assert status == 0 and out == f'"{EXPECTED},a21"\n'
+    assert len(server.requests) == 21  # only the new step was sent
+
+
+def test_unknown_runs_and_missing_stores_are_clear_errors(workspace: Path, server: LLMServer) -> None:
+    (workspace / "p.sexp").write_text("(+ 1 2)\n")
+    status, _, err = run(workspace, server, "--resume", "abc", "p.sexp")
+    assert status == 1 and "no run store at" in err
+    run(workspace, server, "p.sexp")
+    status, _, err = run(workspace, server, "--resume", "abc", "p.sexp")
+    assert status == 1 and "unknown run 'abc'" in err and "Traceback" not in err
+
+
+def test_a_second_process_cannot_resume_a_run_in_use(workspace: Path, server: LLMServer) -> None:
+    (workspace / "p.sexp").write_text(STEPS)
+    server.script(Scripted(delay=0.3))
+    first = start(workspace, server, "p.sexp")
+    while not server.requests:
+        time.sleep(0.02)
+    rid = completed_run_id(workspace)
+    status, _, err = run(workspace, server, "--resume", rid, "p.sexp")
+    assert status == 1 and f"run {rid} is in use by another sexp process" in err
+    first.kill()
+    first.communicate()
+    server.script(Scripted())
+    status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")  # free once its holder is gone
+    assert status == 0
+
+
+def completed_run_id(workspace: Path) -> str:
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    try:
+        return str(db.execute("SELECT id FROM runs ORDER BY started_at DESC").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_failed_steps_run_again_on_resume(workspace: Path, server: LLMServer) -> None:
+    (workspace / "p.sexp").write_text(
+        '(defatom ask (params (q str)) (instructions "Ask {{q}}"))\n(get-field (ask "x") "status")\n'
+    )
+    server.answer = None
+    server.script(Scripted(status=400, error={"message": "bad", "type": "invalid_request_error"}))
+    status, out, err = run(workspace, server, "p.sexp")
+    assert out == '"FAILED"\n'
+    sent = len(server.requests)
+    server.script("<output>ok</output>")
+    status, out, _ = run(workspace, server, "--resume", run_id(err), "p.sexp")
+    assert out == '"COMPLETE"\n' and len(server.requests) == sent + 1
+
+
+def test_scripts_are_steps_too(workspace: Path, server: LLMServer) -> None:
+    (workspace / "p.sexp").write_text(
+        '(get-field (system:run_script (command "sh") (args (list "-c" "echo x >> ran.txt; echo hi")))'
+        ' "stdout")\n'
+    )
+    _, out, err = run(workspace, server, "p.sexp")
+    assert out == '"hi\\n"\n'
+    _, again, _ = run(workspace, server, "--resume", run_id(err), "p.sexp")
+    assert again == out
+    assert (workspace / "ran.txt").read_text() == "x\n"  # the script did not run a second time
+
+
+def test_tool_calls_are_steps_under_their_task_and_no_key_is_stored(
+    workspace: Path, server: LLMServer
+) -> None:
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    (workspace / "p.sexp").write_text(
+        '(defatom reader (instructions "Read notes.txt") (tools read_file))\n(task-content (reader))\n'
+    )
+    server.answer = None
+    server.script(
+        Scripted(content=None, tool_calls=[{"name": "read_file", "arguments": {"path": "notes.txt"}}]),
+        "<output>milk</output>",
+    )
+    status, out, _ = run(workspace, server, "p.sexp")
+    assert (status, out) == (0, '"milk"\n')
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    steps = db.execute("SELECT key, parent, kind, name, result FROM steps ORDER BY seq").fetchall()
+    db.close()
+    assert [(s[2], s[3]) for s in steps] == [("task", "reader"), ("tool", "read_file")]
+    assert steps[1][1] == steps[0][0] and "remember the milk" in steps[1][4]
+    for path in (workspace / ".sexp").rglob("*"):
+        if path.is_file():
+            assert CANARY.encode() not in path.read_bytes()
