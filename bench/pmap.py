@@ -4,7 +4,8 @@
 
 Side by side, each as a ratio to the ideal (delay × ceil(calls / c)):
   pmap          a real `(pmap echo xs :concurrency c)` program through Runtime, Handler and llm.complete
-                (once per transport: `sync`, the default, and `async`, see SEXP_LLM_TRANSPORT)
+                (once per transport: `process`, the default, worker processes (SEXP_LLM_WORKERS);
+                then with SEXP_LLM_WORKERS=0, in this process, `sync` and `async` (SEXP_LLM_TRANSPORT))
   bare litellm  litellm.acompletion under an asyncio.Semaphore on one event loop
   raw aiohttp   one aiohttp session under an asyncio.Semaphore
 The server runs in its own process so that its work does not compete with the client's for the GIL.
@@ -92,8 +93,10 @@ class Loop:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
 
-def pmap_path(base_url: str, calls: int, transport: str) -> Callable[[int], None]:
-    """Runs `(pmap echo xs :concurrency c)` in one Runtime, checking every result completed."""
+def pmap_path(base_url: str, calls: int, transport: str, workers: int | None = None) -> Callable[[int], None]:
+    """Runs `(pmap echo xs :concurrency c)` in one Runtime, checking every result completed.
+
+    transport: `process` (worker processes, the default), `sync` or `async` (in this process)."""
     from sexp_tasks.config import Settings
     from sexp_tasks.runtime import Runtime
 
@@ -103,13 +106,46 @@ def pmap_path(base_url: str, calls: int, transport: str) -> Callable[[int], None
     runtime.run_source('(defatom echo (params x) (instructions "Echo {{x}}"))')
 
     def run(concurrency: int) -> None:
-        os.environ["SEXP_LLM_TRANSPORT"] = transport
+        if transport == "process":
+            os.environ.pop("SEXP_LLM_TRANSPORT", None)
+            if workers is None:
+                os.environ.pop("SEXP_LLM_WORKERS", None)
+            else:
+                os.environ["SEXP_LLM_WORKERS"] = str(workers)
+        else:
+            os.environ["SEXP_LLM_WORKERS"] = "0"
+            os.environ["SEXP_LLM_TRANSPORT"] = transport
         results = runtime.run_source(f"(pmap echo (range {calls}) :concurrency {concurrency})")
         failed = [r for r in results if getattr(r, "status", None) != "COMPLETE"]  # type: ignore[union-attr]
         if failed:
             sys.exit(f"pmap: {len(failed)} of {calls} task calls did not complete: {failed[0]}")
 
     return run
+
+
+def workers_cpu() -> float:
+    """CPU seconds used so far by this process's model-call workers (Linux /proc; 0 elsewhere)."""
+    from sexp_tasks.handler import llm_workers
+
+    total = 0
+    for pid in llm_workers.pool().pids():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def start_workers(run: Callable[[int], None], concurrency: int) -> float:
+    """Seconds from the first overlapping calls until every worker is ready (runs continue meanwhile)."""
+    from sexp_tasks.handler import llm_workers
+
+    started = time.perf_counter()
+    run(concurrency)
+    if not llm_workers.pool().wait_ready(300):
+        sys.exit("the model-call workers did not start")
+    return time.perf_counter() - started
 
 
 def bare_path(loop: Loop, base_url: str, calls: int) -> Callable[[int], None]:
@@ -167,6 +203,7 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 32])
+    parser.add_argument("--workers", type=int, help="worker processes (default: SEXP_LLM_WORKERS's default)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -178,11 +215,13 @@ def main() -> None:
     try:
         loop = Loop()
         paths = {
+            "pmap (process)": pmap_path(base_url, args.calls, "process", args.workers),
             "pmap (sync)": pmap_path(base_url, args.calls, "sync"),
             "pmap (async)": pmap_path(base_url, args.calls, "async"),
             "bare litellm": bare_path(loop, base_url, args.calls),
             "raw aiohttp": raw_path(loop, base_url, args.calls),
         }
+        ready = start_workers(paths["pmap (process)"], min(args.concurrency))
         for run in paths.values():  # warm-up: imports, clients, connection pools
             run(min(args.concurrency))
         ratios: dict[tuple[str, int], list[float]] = {}
@@ -191,22 +230,28 @@ def main() -> None:
             for c in args.concurrency:
                 ideal = args.delay * math.ceil(args.calls / c)
                 for name, run in paths.items():
-                    started, cpu_started = time.perf_counter(), time.process_time()
+                    started, cpu_started = time.perf_counter(), time.process_time() + workers_cpu()
                     run(c)
                     ratios.setdefault((name, c), []).append((time.perf_counter() - started) / ideal)
-                    cpu.setdefault((name, c), []).append((time.process_time() - cpu_started) / args.calls)
+                    used = time.process_time() + workers_cpu() - cpu_started  # idle workers use none
+                    cpu.setdefault((name, c), []).append(used / args.calls)
     finally:
         os.environ.pop("SEXP_LLM_TRANSPORT", None)
+        os.environ.pop("SEXP_LLM_WORKERS", None)
         server.terminate()
+    from sexp_tasks.handler.llm_workers import workers_wanted
+
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.calls} calls, server delay {args.delay * 1000:.0f} ms, {args.rounds} rounds; load {load}")
-    print(f"{'path':<14} {'c':>3} {'median ×ideal':>14} {'range':>12} {'CPU ms/call':>12}")
+    workers = workers_wanted() if args.workers is None else args.workers
+    print(f"{os.cpu_count()} cores; {workers} worker processes, ready {ready:.1f} s after asked")
+    print(f"{'path':<16} {'c':>3} {'median ×ideal':>14} {'range':>12} {'CPU ms/call':>12}")
     for c in args.concurrency:
         for name in paths:
             values = ratios[(name, c)]
             cpu_ms = statistics.median(cpu[(name, c)]) * 1000
             spread = f"{min(values):.2f}–{max(values):.2f}"
-            print(f"{name:<14} {c:>3} {statistics.median(values):>14.2f} {spread:>12} {cpu_ms:>12.2f}")
+            print(f"{name:<16} {c:>3} {statistics.median(values):>14.2f} {spread:>12} {cpu_ms:>12.2f}")
     for c in args.concurrency:
         goal = GOALS.get(c)
         if goal is not None:
