@@ -51,6 +51,7 @@ class Runtime:
         # Names that nothing else binds may be task templates (SPEC §2.5: templates come last).
         self.globals.resolvers.append(self.tasks.task)
         self.globals.name_sources.append(lambda: self.tasks.library.templates)
+        self.tasks.memory_query = self.relevant_files
         if load_templates:
             self.tasks.load_templates()
 
@@ -151,6 +152,23 @@ class Runtime:
             if status == "interrupted" and not self.settings.quiet:
                 program = (journal.store.run(journal.run_id) or {}).get("program", "FILE")
                 self.err.write(f"resume with: sexp run --resume {journal.run_id} {program}\n")
+
+    def relevant_files(self, query: str, limit: int) -> list[str] | None:
+        """The Memory System's files for a query (lexical ranking), None when there is no index."""
+        from .memory import MemorySystem
+        from .store import Store
+
+        journal = self.tasks.journal
+        if journal is not None:
+            store = journal.store
+        elif Path(self.settings.store).is_file():
+            store = Store(self.settings.store, create=False)
+        else:
+            return None
+        memory = MemorySystem(store, self.settings.workspace)
+        if memory.size() == 0:
+            return None
+        return [found.path for found in memory.relevant(query, limit)]
 
     def define(self, name: str, value: Value) -> None:
         """Bind a global (for --set)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Cli
 from llm_server import LLMServer
 
 from sexp_tasks.config import Settings
@@ -278,3 +279,19 @@ def test_sequential_with_a_bad_context_clause_is_a_positioned_error(
         rt.run_source("(sequential (context 5) 1)")
     assert rt.run_source("(sequential)") is None
     assert rt.run_source("(sequential 1 2 3)") == 3
+
+
+def test_fresh_context_finds_indexed_files(cli: Cli, workspace: Path, server: LLMServer) -> None:
+    (workspace / "owls.md").write_text("# Owls\nOwls are nocturnal birds of prey.\n")
+    (workspace / "bread.md").write_text("# Bread\nBread needs yeast and time.\n")
+    assert cli("index")[0] == 0
+    server.script("<output>ok</output>")
+    rt = make_runtime(workspace, server)
+    result = rt.run_source(
+        '(defatom about (params (topic str)) (instructions "Tell me about nocturnal {{topic}}")'
+        ' (context (fresh_context "enabled")))'
+        '(about "owls")'
+    )
+    assert result.status == "COMPLETE" and result.notes["warnings"] == []
+    message = user_message(server, 0)
+    assert '<file path="owls.md">\n# Owls' in message and "bread.md" not in message
