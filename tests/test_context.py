@@ -295,3 +295,15 @@ def test_fresh_context_finds_indexed_files(cli: Cli, workspace: Path, server: LL
     assert result.status == "COMPLETE" and result.notes["warnings"] == []
     message = user_message(server, 0)
     assert '<file path="owls.md">\n# Owls' in message and "bread.md" not in message
+
+
+def test_director_evaluator_phases_inherit_no_context(workspace: Path, server: LLMServer) -> None:
+    server.script("<output>a</output><notes><fact>x</fact></notes>", "<output>plan</output>")
+    rt = make_runtime(workspace, server)
+    rt.run_source(
+        TASKS
+        + '(sequential (find "owls")'
+        + ' (director-evaluator-loop (max-iterations 1) (initial-director-input "owls")'
+        + " (director write_up) (evaluator (lambda (out plan i) true))))"
+    )
+    assert user_message(server, 1) == "Write about owls"  # the loop's defaults: inherit none

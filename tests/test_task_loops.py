@@ -507,3 +507,34 @@ def test_errors_point_at_the_clause_they_concern(
         runtime.run_source(program)
     assert message in caught.value.message
     assert caught.value.span is not None and (caught.value.span.line, caught.value.span.column) == (line, 1)
+
+
+LOOP_PROGRAM = """
+(define (slow x) (loop 200000 x))
+(director-evaluator-loop (max-iterations 4) (initial-director-input 0)
+  (director (lambda (x i) (slow i)))
+  (evaluator (lambda (out plan i) (= i 4))))
+"""
+
+
+def test_loops_show_progress_on_a_terminal_and_nothing_when_piped(workspace: Path, cli: Cli) -> None:
+    import os
+    import sys
+
+    import pexpect
+
+    (workspace / "prog.sexp").write_text(LOOP_PROGRAM)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "sexp_tasks", "run", "prog.sexp"],
+        cwd=str(workspace),
+        env=env,
+        encoding="utf-8",
+    )
+    child.expect(r"director-evaluator-loop \[[#-]+\] \d/4", timeout=60)
+    child.expect(pexpect.EOF, timeout=60)
+    child.close()
+    assert child.exitstatus == 0 and child.before.endswith("4\r\n")
+    code, out, err = cli("run", "prog.sexp")
+    assert (code, out, err) == (0, "4\n", "")

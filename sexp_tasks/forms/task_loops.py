@@ -9,6 +9,7 @@ list, so a phase sees it wherever it was defined.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,8 +20,10 @@ from ..errors import FormError, SexpError, TypeError_
 from ..nodes import FunctionCallNode, Keyword, Symbol
 from ..primitives.loop_support import evaluation_succeeded
 from ..printer import to_repr
+from ..progress import Progress, is_terminal
 from ..source import Span
 from ..suggest import did_you_mean
+from ..tasks.context import operator_defaults
 from ..tasks.task import Task
 from ..values import Code, Procedure, Value, type_name
 from . import special_form
@@ -41,6 +44,7 @@ class LoopShape:
     settings: tuple[str, ...]
     phases: tuple[str, ...]
     optional: frozenset[str] = frozenset()
+    operator: str = "atomic"  # whose context defaults its task phases get (§3.5)
 
     @property
     def clauses(self) -> tuple[str, ...]:
@@ -52,6 +56,7 @@ DIRECTOR_EVALUATOR = LoopShape(
     ("max-iterations", "initial-director-input"),
     ("director", "executor", "evaluator", "controller"),
     frozenset({"executor", "controller"}),
+    operator="director_evaluator_loop",
 )
 ITERATIVE = LoopShape(
     "iterative-loop",
@@ -141,12 +146,14 @@ class LoopRun:
         return [[Symbol(name), self.values[name]] for name in self.shape.settings]
 
     def call(self, phase: str, args: list[Value], iteration: int) -> Value:
-        """Call a phase; a task gets only as many arguments as it declares inputs."""
+        """Call a phase; a task gets only as many arguments as it declares inputs, and the
+        loop's context defaults (§3.5)."""
         fn = self.values[phase]
         if type(fn) is Task:
             args = args[: len(fn.template.inputs)]
         try:
-            return apply_procedure(fn, args, self.depth, self.clauses.at(phase))
+            with operator_defaults(self.shape.operator):
+                return apply_procedure(fn, args, self.depth, self.clauses.at(phase))
         except SexpError as err:
             raise annotated(err, f"{self.shape.name}: {phase} failed in iteration {iteration}: ") from err
 
@@ -175,6 +182,12 @@ def annotated(err: SexpError, prefix: str) -> SexpError:
     copy.message = prefix + err.message
     copy.args = (copy.message,)
     return copy
+
+
+def loop_progress(c: Compiler, label: str, total: int) -> Progress:
+    """The iterations as a progress bar on a terminal's stderr (nothing when piped or quiet)."""
+    quiet = c.tasks.settings.quiet if c.tasks is not None else False
+    return Progress(label, total, sys.stderr, not quiet and is_terminal(sys.stderr))
 
 
 @contextmanager
@@ -212,7 +225,10 @@ def compile_director_evaluator_loop(
         values = loop.values
         loop_input = values["initial-director-input"]
         out: Value = None
-        with loop_config(globals_, loop.config()):
+        with (
+            loop_config(globals_, loop.config()),
+            loop_progress(c, "director-evaluator-loop", loop.count) as bar,
+        ):
             for i in range(1, loop.count + 1):
                 plan = loop.call("director", [loop_input, i], i)
                 out = loop.call("executor", [plan, i], i) if "executor" in values else plan
@@ -221,6 +237,7 @@ def compile_director_evaluator_loop(
                     action, value = loop.decide([feedback, plan, out, i], i)
                 else:
                     action, value = default_decision(feedback, loop_input, out)
+                bar.advance()
                 if action == "stop":
                     return value
                 loop_input = value
@@ -245,11 +262,12 @@ def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bo
             )
         loop_input = loop.values["initial-input"]
         out: Value = None
-        with loop_config(globals_, loop.config()):
+        with loop_config(globals_, loop.config()), loop_progress(c, "iterative-loop", loop.count) as bar:
             for i in range(1, loop.count + 1):
                 out = loop.call("executor", [loop_input, i], i)
                 verdict = loop.call("validator", [command, i], i)
                 action, value = loop.decide([out, verdict, loop_input, i], i)
+                bar.advance()
                 if action == "stop":
                     return value
                 loop_input = value

@@ -146,6 +146,19 @@ class ContextFrame:
 
 
 CURRENT_FRAME: ContextVar[ContextFrame | None] = ContextVar("sexp_context_frame", default=None)
+# Whose defaults a task called now gets: "atomic", or the operator it runs as a phase of.
+CURRENT_OPERATOR: ContextVar[str] = ContextVar("sexp_context_operator", default="atomic")
+
+
+@contextmanager
+def operator_defaults(operator: str) -> Iterator[None]:
+    """Tasks called inside get operator's context defaults (a director-evaluator loop's phases)."""
+    token = CURRENT_OPERATOR.set(operator)
+    try:
+        yield
+    finally:
+        CURRENT_OPERATOR.reset(token)
+
 
 # Notes that are the Handler's metrics, not what the task learned.
 _METRIC_NOTES = frozenset({"template", "model", "usage", "cost_usd", "latency_ms", "resources", "warnings"})
@@ -165,9 +178,11 @@ def sequential_frame(policy: ContextPolicy) -> Iterator[ContextFrame]:
     inherited = outer.text() if outer is not None and policy.inherit != "none" else ""
     frame = ContextFrame(policy, inherited)
     token = CURRENT_FRAME.set(frame)
+    steps_are_atomic = CURRENT_OPERATOR.set("atomic")  # a sequential's own steps see its frame
     try:
         yield frame
     finally:
+        CURRENT_OPERATOR.reset(steps_are_atomic)
         CURRENT_FRAME.reset(token)
 
 

@@ -120,7 +120,7 @@ class TaskSystem:
         inputs: dict[str, Value],
         reserved: dict[str, Value],
         span: Any = None,
-        operator: str = "atomic",
+        operator: str | None = None,
         site: str | None = None,
     ) -> TaskResult:
         """Render the template with checked inputs and run it in a new Handler (journaled).
@@ -128,10 +128,11 @@ class TaskSystem:
         operator names whose context defaults apply (§3.5); site, the journal's key for a call
         with no source position (a subtask's)."""
         from ..handler.types import HandlerConfig, OutputSpec, TaskPrompt
-        from .context import ContextError, inherited_context, resolve
+        from .context import CURRENT_OPERATOR, ContextError, inherited_context, resolve
         from .files import gather_files
         from .reserved import read_options
 
+        operator = operator or CURRENT_OPERATOR.get()
         try:
             options = read_options(template, reserved)
             instructions = substitute(template.instructions, inputs, template.name)
