@@ -68,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="check programs without running them")
     check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument(
+        "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
+    )
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     runs = commands.add_parser("runs", help="list recent runs, newest first")
@@ -129,7 +132,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     for warning in load_dotenv(cwd):
         print(f"warning: {warning}", file=sys.stderr)
     if args.command == "check":
-        return _guarded(args, lambda: _check(args.files, load_settings(cwd, {})))
+        templates = {"template_flags": tuple(args.templates) or None}
+        return _guarded(args, lambda: _check(args.files, load_settings(cwd, templates)))
     if args.command is None:
         from .repl import start
 

@@ -571,3 +571,16 @@ def test_check_accepts_a_redefinition_with_another_arity(cli: Cli, workspace: Pa
 def test_integers_print_in_full_however_long(cli: Cli) -> None:
     code, out, err = cli("eval", "(reduce * 1 (map (lambda (i) 10) (range 5000)))")
     assert (code, out, err) == (EXIT_OK, "1" + "0" * 5000 + "\n", "")
+
+
+def test_check_takes_templates_like_run(cli: Cli, workspace: Path) -> None:
+    (workspace / "t").mkdir()
+    write(
+        workspace / "t" / "greet.xml",
+        '<task name="greet" type="atomic"><description>d</description><instructions>Hi {{who}}</instructions>'
+        '<inputs><input name="who" type="string">who</input></inputs></task>',
+    )
+    write(workspace / "prog.sexp", '(greet (who "x"))\n')
+    code, out, err = cli("check", "prog.sexp")
+    assert code == 1 and "greet" in err
+    assert cli("check", "prog.sexp", "--templates", "t") == (0, "prog.sexp: ok\n", "")
