@@ -145,3 +145,18 @@ def test_recorded_success_scores_raise_a_template_in_matching(cli: Cli, workspac
 def test_matching_without_a_store_creates_none(cli: Cli, workspace: Path) -> None:
     assert cli("tasks", "match", "anything")[0] == 0
     assert not (workspace / ".sexp").exists()
+
+
+def test_a_locked_store_is_a_clear_error(cli: Cli, workspace: Path) -> None:
+    write(workspace / "p.sexp", "(+ 1 2)\n")
+    assert cli("run", "p.sexp")[0] == 0  # the store exists
+    holder = sqlite3.connect(workspace / ".sexp" / "store.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        status, out, err = cli("run", "p.sexp")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert status == 1 and out == ""
+    assert "is locked by another process" in err and "Traceback" not in err
+    assert [r["status"] for r in rows(workspace, "SELECT status FROM runs")] == ["completed"]
