@@ -4,7 +4,7 @@
 
 Side by side, each as a ratio to the ideal (delay × ceil(calls / c)):
   pmap          a real `(pmap echo xs :concurrency c)` program through Runtime, Handler and llm.complete
-                (once per transport: `process`, the default, worker processes (SEXP_LLM_WORKERS);
+                (once per transport: `process`, worker processes (SEXP_LLM_WORKERS, one per core here);
                 then with SEXP_LLM_WORKERS=0, in this process, `sync` and `async` (SEXP_LLM_TRANSPORT))
   bare litellm  litellm.acompletion under an asyncio.Semaphore on one event loop
   raw aiohttp   one aiohttp session under an asyncio.Semaphore
@@ -108,10 +108,7 @@ def pmap_path(base_url: str, calls: int, transport: str, workers: int | None = N
     def run(concurrency: int) -> None:
         if transport == "process":
             os.environ.pop("SEXP_LLM_TRANSPORT", None)
-            if workers is None:
-                os.environ.pop("SEXP_LLM_WORKERS", None)
-            else:
-                os.environ["SEXP_LLM_WORKERS"] = str(workers)
+            os.environ["SEXP_LLM_WORKERS"] = str(workers or os.cpu_count() or 1)  # opt-in outside the bench
         else:
             os.environ["SEXP_LLM_WORKERS"] = "0"
             os.environ["SEXP_LLM_TRANSPORT"] = transport
@@ -203,7 +200,7 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 32])
-    parser.add_argument("--workers", type=int, help="worker processes (default: SEXP_LLM_WORKERS's default)")
+    parser.add_argument("--workers", type=int, help="worker processes (default: one per core)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -239,11 +236,10 @@ def main() -> None:
         os.environ.pop("SEXP_LLM_TRANSPORT", None)
         os.environ.pop("SEXP_LLM_WORKERS", None)
         server.terminate()
-    from sexp_tasks.handler.llm_workers import workers_wanted
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.calls} calls, server delay {args.delay * 1000:.0f} ms, {args.rounds} rounds; load {load}")
-    workers = workers_wanted() if args.workers is None else args.workers
+    workers = args.workers or os.cpu_count() or 1
     print(f"{os.cpu_count()} cores; {workers} worker processes, ready {ready:.1f} s after asked")
     print(f"{'path':<16} {'c':>3} {'median ×ideal':>14} {'range':>12} {'CPU ms/call':>12}")
     for c in args.concurrency:

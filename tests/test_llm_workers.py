@@ -199,7 +199,7 @@ def alive(pid: int) -> bool:
 
 def test_worker_count_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SEXP_LLM_WORKERS", raising=False)
-    assert llm_workers.workers_wanted() == (os.cpu_count() or 1)
+    assert llm_workers.workers_wanted() == 0  # opt-in
     for text, wanted in [("3", 3), ("0", 0), (" 1 ", 1), ("many", 0), ("-1", 0)]:
         monkeypatch.setenv("SEXP_LLM_WORKERS", text)
         assert llm_workers.workers_wanted() == wanted
