@@ -584,3 +584,22 @@ def test_check_takes_templates_like_run(cli: Cli, workspace: Path) -> None:
     code, out, err = cli("check", "prog.sexp")
     assert code == 1 and "greet" in err
     assert cli("check", "prog.sexp", "--templates", "t") == (0, "prog.sexp: ok\n", "")
+
+
+def test_a_replayed_run_never_imports_litellm(workspace: Path) -> None:
+    """Replaying answers from the cassette; the model's input window comes from litellm's model
+    map on disk, so the seconds litellm takes to import are not spent."""
+    import subprocess
+    import sys
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    code = (
+        "import sys; from sexp_tasks.cli import main; "
+        f"status = main(['run', '-q', '{examples}/release_review.sexp', '--templates', '{examples}/tasks',"
+        f" '--replay', '{examples}/release_review.cassette.jsonl', '--store', '{workspace}/store.db']); "
+        "print(status, 'litellm' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=examples.parent, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.splitlines()[-1] == "0 False", done.stdout + done.stderr

@@ -100,14 +100,29 @@ def scrub(text: str, shaped: bool = True) -> str:
 def input_window(model: str) -> int:
     """The model's input window in tokens from litellm's model info, 100,000 when unknown.
 
-    Cached: litellm raises (and formats a traceback) for every unknown model it is asked about."""
+    Read from the model map litellm ships (what its get_model_info reads offline) without
+    importing litellm, so a replayed or budget-checked run does not pay seconds for the import."""
     name = "openai/" + model.removeprefix("mock/") if model.startswith("mock/") else model
-    try:
-        info = _litellm().get_model_info(name)
-    except Exception:
-        return DEFAULT_INPUT_WINDOW
+    models = _model_map()
+    info = models.get(name) or models.get(name.split("/", 1)[-1]) or {}
     window = info.get("max_input_tokens") or info.get("max_tokens")
     return int(window) if window else DEFAULT_INPUT_WINDOW
+
+
+@cache
+def _model_map() -> dict[str, Any]:
+    """litellm's bundled model map, found on disk; {} when it cannot be read."""
+    from importlib.util import find_spec
+
+    spec = find_spec("litellm")  # locates the package without running it
+    for directory in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            with open(os.path.join(directory, "model_prices_and_context_window_backup.json")) as file:
+                found = json.load(file)
+        except (OSError, ValueError):
+            continue
+        return found if isinstance(found, dict) else {}
+    return {}
 
 
 def complete(
