@@ -41,6 +41,12 @@ class ReadError(SexpError):
     """Text that is not a well-formed program (exit status 2)."""
 
     error_type = "SYNTAX_ERROR"
+    incomplete = False  # True when more text could complete it (the REPL then reads another line)
+
+    def unfinished(self) -> ReadError:
+        """This error, marked as one that more input could resolve."""
+        self.incomplete = True
+        return self
 
 
 class FormError(SexpError):

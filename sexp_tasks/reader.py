@@ -182,7 +182,7 @@ class _Lexer:
                     elif kind in _PREFIX_NAMES:
                         value = Symbol(_PREFIX_NAMES[kind], span)  # type: ignore[index]
                     elif text[start] == '"':
-                        raise ReadError("unterminated string (no closing '\"')", span)
+                        raise ReadError("unterminated string (no closing '\"')", span).unfinished()
                     else:
                         raise ReadError(f"unexpected character {text[start]!r}", span)
                 add_kind(kind)  # type: ignore[arg-type]
@@ -420,12 +420,14 @@ def _unclosed(source: Source) -> ReadError:
     end_line = source.text.count("\n") + 1
     end_span = Span((source, end_line, len(source.line(end_line)) + 1))
     if opener is None:
-        return ReadError("unexpected end of input; expected an expression after the quote", end_span)
+        return ReadError(
+            "unexpected end of input; expected an expression after the quote", end_span
+        ).unfinished()
     char, line, column = opener
     return ReadError(
         f"unclosed '{char}' opened at {line}:{column}; expected '{_CLOSERS[char]}' before end of input",
         Span((source, line, column)),
-    )
+    ).unfinished()
 
 
 def _innermost_unclosed(text: str) -> tuple[str, int, int] | None:

@@ -37,15 +37,13 @@ from .replies import Failed, Incomplete, Printed, Reply
 T = TypeVar("T")
 
 ORIGIN = "<repl>"
-# The reader's messages for text that ends too early: more lines may complete it.
-_UNFINISHED = ("unclosed ", "unterminated string", "unexpected end of input")
 # A symbol being typed: the characters symbols are made of (SPEC §2.1).
 _WORD_AT_END = re.compile(r"[A-Za-z0-9\-_+*/<>=!?:.%&^~$]+\Z")
 
 
 def is_unfinished(err: ReadError) -> bool:
     """Whether a read error only says the text ended inside a list, a string or after a quote."""
-    return err.message.startswith(_UNFINISHED)
+    return err.incomplete
 
 
 class Session:
