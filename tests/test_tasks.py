@@ -291,3 +291,9 @@ def test_unscripted_mock_replies_count_calls_and_warn_of_nothing(cli, workspace:
         out
         == '(#<TaskResult COMPLETE "mock response 1 for t"> #<TaskResult COMPLETE "mock response 2 for t">)\n'
     )
+
+
+def test_a_missing_api_key_is_an_authentication_failure(runtime) -> None:  # type: ignore[no-untyped-def]
+    result = runtime.run_source('(progn (defatom hi (instructions "hi")) (hi :model "openai/gpt-4o-mini"))')
+    assert result.status == "FAILED" and result.error.reason == "authentication"
+    assert "no API key for this provider" in result.error.message

@@ -323,6 +323,12 @@ def _translate(litellm: Any, exc: Exception) -> ProviderError:
     for kind_class, kind, text in table:
         if isinstance(exc, kind_class):
             return ProviderError(kind, f"{text}: {_detail(exc)}")
+    if "missing credentials" in str(exc).lower() or "api_key client option must be set" in str(exc):
+        # litellm reports a missing key as an internal error (HTTP 500); say what it is.
+        return ProviderError(
+            "authentication",
+            f"no API key for this provider (set its key, e.g. OPENAI_API_KEY): {_detail(exc)}",
+        )
     status = getattr(exc, "status_code", None)
     label = f"provider error (HTTP {status})" if status else "provider error"
     return ProviderError("provider_error", f"{label}: {_detail(exc)}")
