@@ -14,7 +14,7 @@ from __future__ import annotations
 from .errors import ArityError, RecursionDepthError, SexpError, TypeError_, ValueError_
 from .printer import to_repr
 from .source import Span
-from .values import Closure, HigherOrderPrimitive, Primitive, Procedure, TailCall, Value, type_name
+from .values import CALL_SITE, Closure, HigherOrderPrimitive, Primitive, Procedure, TailCall, Value, type_name
 
 
 def invoke(closure: Closure, args: list[Value], depth: int) -> Value:
@@ -75,7 +75,11 @@ def apply_other(fn: Value, args: list[Value], span: Span | None, depth: int) -> 
     if isinstance(fn, Primitive):
         try:
             if type(fn) is HigherOrderPrimitive:
-                return fn.fn(depth, *args)
+                site = CALL_SITE.set(span)
+                try:
+                    return fn.fn(depth, *args)
+                finally:
+                    CALL_SITE.reset(site)
             return fn.fn(*args)
         except SexpError as err:
             raise err.at(span)

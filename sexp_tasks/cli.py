@@ -167,7 +167,13 @@ def _dispatch(args: argparse.Namespace) -> int:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise UsageError(f"cannot read '{args.file}': {getattr(err, 'strerror', None) or err}") from None
-        return _guarded(args, lambda: _run(args, settings, text, path, print_nil=False))
+        started: list[Any] = []  # the runtime, so an interrupt can mark its run even if it is stuck
+
+        def abandon() -> None:
+            if started:
+                started[0].abandon_run()
+
+        return _guarded(args, lambda: _run(args, settings, text, path, False, started), abandon)
     return _guarded(args, lambda: _run(args, settings, args.expression, None, print_nil=True))
 
 
@@ -185,7 +191,9 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _guarded(args: argparse.Namespace, action: Callable[[], int]) -> int:
+def _guarded(
+    args: argparse.Namespace, action: Callable[[], int], on_interrupt: Callable[[], None] | None = None
+) -> int:
     """Run action on a deep stack; turn every error into a message and an exit status."""
     debug = getattr(args, "debug", False)
     import traceback  # only for --debug, but cheap enough to import before it is needed here
@@ -197,7 +205,11 @@ def _guarded(args: argparse.Namespace, action: Callable[[], int]) -> int:
             traceback.print_exception(err, file=sys.stderr)
         print(format_error(err), file=sys.stderr)
         return EXIT_USAGE if isinstance(err, ReadError) else EXIT_ERROR
-    except (UsageError, KeyboardInterrupt):
+    except KeyboardInterrupt:
+        if on_interrupt is not None:
+            on_interrupt()
+        raise
+    except UsageError:
         raise
     except RecursionError:
         if debug:
@@ -214,10 +226,19 @@ def _guarded(args: argparse.Namespace, action: Callable[[], int]) -> int:
         return EXIT_ERROR
 
 
-def _run(args: argparse.Namespace, settings: Settings, text: str, path: Path | None, print_nil: bool) -> int:
+def _run(
+    args: argparse.Namespace,
+    settings: Settings,
+    text: str,
+    path: Path | None,
+    print_nil: bool,
+    started: list[Any] | None = None,
+) -> int:
     from .runtime import Runtime  # the runtime imports the reader (lark); keep --help fast
 
     runtime = Runtime(settings)
+    if started is not None:
+        started.append(runtime)
     bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
     for name, value in bindings:
         runtime.define(name, value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Any
 
 from .source import Span
 from .store import Store
-from .tasks.results import COMPLETE, TaskResult, from_record, to_record
+from .tasks.results import COMPLETE, FAILED, TaskResult, from_record, to_record
 
 # Set by pmap for each element (e.g. "[3]", nested "[3][0]"); copied into its worker thread.
 ELEMENT_PATH: ContextVar[str] = ContextVar("sexp_element_path", default="")
@@ -40,18 +41,25 @@ def fingerprint(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def site_of(span: Span | None) -> str:
-    """A call's position as `file:line:col`, or `?` when the call came from Python."""
-    return str(span) if span is not None else "?"
+def site_of(span: Span | None, root: str | None = None) -> str:
+    """A call's position as `file:line:col` — the file relative to root (the program's directory),
+    so the key does not depend on how the program's path was typed — or `?` when unknown."""
+    if span is None:
+        return "?"
+    name = span.origin
+    if root is not None and not name.startswith("<"):
+        name = os.path.relpath(os.path.realpath(name), root)
+    return f"{name}:{span.line}:{span.column}"
 
 
 class Journal:
     """Records a run's steps in the store; when resuming, answers completed ones from it."""
 
-    def __init__(self, store: Store, run_id: str, resuming: bool = False) -> None:
+    def __init__(self, store: Store, run_id: str, resuming: bool = False, root: str | None = None) -> None:
         self.store = store
         self.run_id = run_id
         self.resuming = resuming
+        self.root = root  # the program's directory: sites are relative to it
         self.reused = 0  # steps answered from the store
         self._occurrences: dict[str, int] = {}
         self._seq = 0
@@ -73,7 +81,7 @@ class Journal:
         `request` is the step's fingerprint: a step whose request changed is run again. A
         FAILED step is never reused.
         """
-        key, seq = self._next_key(span if isinstance(span, str) else site_of(span))
+        key, seq = self._next_key(span if isinstance(span, str) else site_of(span, self.root))
         if self.resuming:
             done = self.store.step(self.run_id, key)
             if done is not None and done["status"] == COMPLETE and done["fingerprint"] == request:
@@ -84,6 +92,14 @@ class Journal:
         token = CURRENT_STEP.set(key)
         try:
             result = perform()
+        except KeyboardInterrupt:
+            interrupted = {"type": "INTERRUPTED", "message": "the run was interrupted during this step"}
+            self.store.step_completed(self.run_id, key, "interrupted", {"error": interrupted})
+            raise
+        except Exception as err:  # the step raised instead of answering: recorded, never reused
+            raised = {"type": getattr(err, "error_type", type(err).__name__), "message": str(err)}
+            self.store.step_completed(self.run_id, key, FAILED, {"error": raised})
+            raise
         finally:
             CURRENT_STEP.reset(token)
         usage = result.notes.get("usage") or {}

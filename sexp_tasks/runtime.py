@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .compiler import Compiler
 from .config import Settings
 from .deepstack import allow_recursion
 from .environment import TOP_FRAME, GlobalEnvironment
-from .errors import FileError
+from .errors import FileError, SexpError
 from .forms import SPECIAL_FORMS
 from .library import LazyDefinitions
 from .nodes import Node
@@ -20,6 +20,9 @@ from .resources import data_dir
 from .tasks.system import TaskSystem
 from .values import Code, Value
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .store import Store
 
 
 class Runtime:
@@ -90,7 +93,7 @@ class Runtime:
         if resume is None:
             self.start_run(str(path), text, inputs)
         else:
-            self.resume_run(resume, text, force)
+            self.resume_run(resume, str(path), text, inputs, force)
         status = "failed"
         self._loading.append(path.resolve())
         try:
@@ -108,36 +111,74 @@ class Runtime:
     def start_run(self, program: str, text: str, inputs: dict[str, Value]) -> str:
         """Record this run in the store from now on; its id (also printed as `run: <id>`)."""
         from .journal import Journal, new_run_id, program_hash
-        from .printer import to_json_value
-        from .store import Store
 
-        store = Store(self.settings.store)
+        store = self._open_store(create=True)
         run_id = new_run_id()
         self._run_lock = store.hold_run(run_id)
-        store.begin_run(run_id, program, program_hash(text), {k: to_json_value(v) for k, v in inputs.items()})
-        self.tasks.journal = Journal(store, run_id)
+        store.begin_run(run_id, program, program_hash(text), _json_inputs(inputs))
+        self.tasks.journal = Journal(store, run_id, root=_program_root(program))
         self._announce(run_id)
         return run_id
 
-    def resume_run(self, run_id: str, text: str, force: bool) -> None:
-        """Record into run_id again, answering its completed steps from the store."""
+    def resume_run(self, run_id: str, program: str, text: str, inputs: dict[str, Value], force: bool) -> None:
+        """Record into run_id again, answering its completed steps from the store.
+
+        The run's recorded --set inputs are bound again unless new ones are given; a changed
+        program or changed inputs are refused unless forced (and then recorded as the run's)."""
+        import json
+
         from .errors import RunError
         from .journal import Journal, program_hash
-        from .store import Store
+        from .primitives.text import json_parse
 
-        store = Store(self.settings.store, create=False)
+        store = self._open_store(create=False)
         run = store.run(run_id)
         if run is None:
             raise RunError(f"unknown run '{run_id}' in {self.settings.store}")
-        if run["program_hash"] != program_hash(text) and not force:
+        digest = program_hash(text)
+        if run["program_hash"] != digest and not force:
             raise RunError(
                 f"the program has changed since run {run_id} was recorded; resume anyway with --force"
                 " (steps whose requests changed will run again)"
             )
+        recorded = json.loads(run["inputs"] or "{}")
+        given = _json_inputs(inputs)
+        if given and given != recorded and not force:
+            raise RunError(
+                f"run {run_id} was recorded with other --set inputs ({run['inputs']}); give the same ones,"
+                " none (to reuse them), or --force"
+            )
+        if not given:
+            for name, value in recorded.items():
+                self.define(name, json_parse(json.dumps(value)))
         self._run_lock = store.hold_run(run_id)
-        store.reopen_run(run_id)
-        self.tasks.journal = Journal(store, run_id, resuming=True)
+        store.reopen_run(run_id, digest if force else None, given if force and given else None)
+        self.tasks.journal = Journal(store, run_id, resuming=True, root=_program_root(program))
+        self.tasks.seed_spending(float(store.run_cost(run_id)))
         self._announce(run_id)
+
+    def abandon_run(self) -> None:
+        """From another thread, when the evaluating one cannot stop in time (blocked in C): mark
+        the run interrupted, on a connection of its own, if nothing else has."""
+        journal = self.tasks.journal
+        if journal is None:
+            return
+        from .store import Store
+
+        try:
+            store = Store(journal.store.path, create=False)
+            run = store.run(journal.run_id)
+            if run is not None and run["status"] == "running":
+                store.end_run(journal.run_id, "interrupted")
+                self._resume_hint(journal.run_id, run["program"])
+            store.close()
+        except SexpError:
+            pass  # the store is unusable now; the run stays resumable all the same
+
+    def _open_store(self, create: bool) -> Store:
+        from .store import Store
+
+        return Store(self.settings.store, create=create)
 
     def _announce(self, run_id: str) -> None:
         if not self.settings.quiet:
@@ -149,9 +190,13 @@ class Runtime:
         journal = self.tasks.journal
         if journal is not None:
             journal.store.end_run(journal.run_id, status)
-            if status == "interrupted" and not self.settings.quiet:
-                program = (journal.store.run(journal.run_id) or {}).get("program", "FILE")
-                self.err.write(f"resume with: sexp run --resume {journal.run_id} {program}\n")
+            if status == "interrupted":
+                self._resume_hint(journal.run_id, (journal.store.run(journal.run_id) or {}).get("program"))
+
+    def _resume_hint(self, run_id: str, program: str | None) -> None:
+        if not self.settings.quiet:
+            self.err.write(f"resume with: sexp run --resume {run_id} {program or 'FILE'}\n")
+            self.err.flush()
 
     def relevant_files(self, query: str, limit: int) -> list[str] | None:
         """The Memory System's files for a query (lexical ranking), None when there is no index."""
@@ -201,3 +246,16 @@ class Runtime:
         if not target.is_file():
             raise FileError(f"load: no such file '{path}' (looked in {base})")
         return self.run_file(target)
+
+
+def _json_inputs(inputs: dict[str, Value]) -> dict[str, object]:
+    from .printer import to_json_value
+
+    return {name: to_json_value(value) for name, value in inputs.items()}
+
+
+def _program_root(program: str) -> str | None:
+    """The directory step keys are relative to: the program file's, None for <eval> and <repl>."""
+    import os
+
+    return None if program.startswith("<") else os.path.dirname(os.path.realpath(program))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SexpError
+from .secrets import scrub
 
 SCHEMA_VERSION = 1
 
@@ -121,13 +122,16 @@ class Store:
     # Plumbing -------------------------------------------------------------------------------
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
+        # An interrupt may land anywhere (Ctrl-C reaches the evaluating thread asynchronously):
+        # whatever happens, the connection is left with no transaction open.
         try:
+            self._db.execute("BEGIN IMMEDIATE")
             yield self._db
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
 
     def _error(self, err: sqlite3.Error) -> StoreError:
         text = str(err)
@@ -168,14 +172,28 @@ class Store:
         self.write(
             """INSERT INTO runs (id, program, program_hash, inputs, status, started_at)
                VALUES (?, ?, ?, ?, ?, ?)""",
-            (run_id, program, program_hash, json.dumps(inputs, default=str), "running", time.time()),
+            (run_id, program, program_hash, scrub(json.dumps(inputs, default=str)), "running", time.time()),
         )
 
-    def reopen_run(self, run_id: str) -> None:
+    def reopen_run(
+        self, run_id: str, program_hash: str | None = None, inputs: dict[str, Any] | None = None
+    ) -> None:
+        """Mark the run running again; a forced resume records the program and inputs it now has."""
         self.write("UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?", (run_id,))
+        if program_hash is not None:
+            self.write("UPDATE runs SET program_hash = ? WHERE id = ?", (program_hash, run_id))
+        if inputs is not None:
+            self.write(
+                "UPDATE runs SET inputs = ? WHERE id = ?", (scrub(json.dumps(inputs, default=str)), run_id)
+            )
 
     def end_run(self, run_id: str, status: str) -> None:
         self.write("UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), run_id))
+
+    def run_cost(self, run_id: str) -> float:
+        """What the run's steps have cost so far."""
+        rows = self.query("SELECT COALESCE(SUM(cost_usd), 0) AS cost FROM steps WHERE run_id = ?", (run_id,))
+        return float(rows[0]["cost"])
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         rows = self.query("SELECT * FROM runs WHERE id = ?", (run_id,))
@@ -221,7 +239,7 @@ class Store:
                WHERE run_id = ? AND key = ?""",
             (
                 status,
-                json.dumps(result, default=str),
+                scrub(json.dumps(result, default=str)),  # a tool may have read a key: never store it
                 prompt_tokens,
                 completion_tokens,
                 cost_usd,

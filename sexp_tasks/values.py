@@ -7,6 +7,7 @@ Symbols and keywords are the reader's nodes (code is data).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from .nodes import Keyword, Symbol
@@ -28,6 +29,11 @@ class _Unbound:
 
 
 UNBOUND = _Unbound()
+
+
+# Where the higher-order primitive now running (map, pmap, reduce ...) was called from: the
+# position a task it calls is journaled under, since that call has no source position of its own.
+CALL_SITE: ContextVar[Any] = ContextVar("sexp_call_site", default=None)
 
 
 class Procedure:

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from .errors import FileError
+from .secrets import is_secret_file
 
 
 class Workspace:
@@ -13,6 +14,12 @@ class Workspace:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(os.path.realpath(root))
+
+    def _refuse_secret(self, path: str, real: Path, action: str) -> None:
+        if is_secret_file(str(real.relative_to(self.root)) if real != self.root else ""):
+            raise FileError(
+                f"{action}: '{path}' holds secrets (keys or the run store); it is not open to programs"
+            )
 
     def resolve(self, path: str, action: str) -> Path:
         """The real path of `path` (relative to the root), or FileError when it lies outside."""
@@ -22,8 +29,9 @@ class Workspace:
         return real
 
     def read_text(self, path: str) -> str:
-        """The text of a file inside the workspace."""
+        """The text of a file inside the workspace (never a file that holds keys)."""
         real = self.resolve(path, "read-file")
+        self._refuse_secret(path, real, "read-file")
         try:
             return real.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -38,6 +46,7 @@ class Workspace:
     def write_text(self, path: str, text: str) -> str:
         """Write a file inside the workspace (creating directories); return the path given."""
         real = self.resolve(path, "write-file")
+        self._refuse_secret(path, real, "write-file")
         try:
             real.parent.mkdir(parents=True, exist_ok=True)
             temporary = real.with_name(f".{real.name}.sexp-tmp")

@@ -307,3 +307,29 @@ def test_director_evaluator_phases_inherit_no_context(workspace: Path, server: L
         + " (director write_up) (evaluator (lambda (out plan i) true))))"
     )
     assert user_message(server, 1) == "Write about owls"  # the loop's defaults: inherit none
+
+
+def test_inherit_full_overrides_a_loops_fresh_default(workspace: Path, server: LLMServer) -> None:
+    server.script("<output>a</output><notes><fact>x</fact></notes>", "<output>plan</output>")
+    rt = make_runtime(workspace, server)
+    result = rt.run_source(
+        TASKS
+        + '(defatom greedy (params (topic str)) (instructions "Plan {{topic}}")'
+        + ' (context (inherit_context "full")))'
+        + '(sequential (find "owls")'
+        + ' (director-evaluator-loop (max-iterations 1) (initial-director-input "owls")'
+        + " (director greedy) (evaluator (lambda (out plan i) true))))"
+    )
+    assert result.status == "COMPLETE"
+    assert "[find] fact: x" in user_message(server, 1)
+
+
+def test_a_task_reducer_gets_the_reduce_defaults(workspace: Path, server: LLMServer) -> None:
+    server.script("<output>a</output><notes><fact>x</fact></notes>", "<output>b</output>")
+    rt = make_runtime(workspace, server)
+    rt.run_source(
+        TASKS
+        + '(defatom combine (params (acc str) (item str)) (instructions "Combine {{acc}} {{item}}"))'
+        + '(sequential (find "owls") (reduce combine "start" (list "one")))'
+    )
+    assert user_message(server, 1) == "Combine start one"  # reduce: inherit none

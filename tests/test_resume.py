@@ -268,3 +268,88 @@ def test_tool_calls_are_steps_under_their_task_and_no_key_is_stored(
     for path in (workspace / ".sexp").rglob("*"):
         if path.is_file():
             assert CANARY.encode() not in path.read_bytes()
+
+
+def test_step_keys_do_not_depend_on_how_the_path_is_typed(workspace: Path, server: LLMServer) -> None:
+    (workspace / "sub").mkdir()
+    (workspace / "p.sexp").write_text(STEPS)
+    _, out, err = run(workspace, server, "p.sexp")
+    status, again, _ = run(workspace, server, "--resume", run_id(err), str(workspace / "p.sexp"))
+    assert (status, again) == (0, out) and len(server.requests) == 20
+
+
+def test_resume_binds_the_recorded_inputs_and_refuses_other_ones(workspace: Path, server: LLMServer) -> None:
+    (workspace / "p.sexp").write_text(
+        '(defatom hi (params (who str)) (instructions "Hi {{who}}"))\n(task-content (hi who))\n'
+    )
+    _, out, err = run(workspace, server, "--set", "who=bob", "p.sexp")
+    rid = run_id(err)
+    assert out == '"abob"\n'
+    status, again, _ = run(workspace, server, "--resume", rid, "p.sexp")
+    assert (status, again, len(server.requests)) == (0, out, 1)
+    status, _, err = run(workspace, server, "--resume", rid, "--set", "who=ann", "p.sexp")
+    assert status == 1 and "recorded with other --set inputs" in err and len(server.requests) == 1
+    status, forced, _ = run(workspace, server, "--resume", rid, "--force", "--set", "who=ann", "p.sexp")
+    assert (status, forced, len(server.requests)) == (0, '"aann"\n', 2)
+    status, again, _ = run(
+        workspace, server, "--resume", rid, "p.sexp"
+    )  # the forced inputs are the run's now
+    assert (status, again, len(server.requests)) == (0, '"aann"\n', 2)
+
+
+def test_a_changed_file_makes_its_step_run_again(workspace: Path, server: LLMServer) -> None:
+    (workspace / "doc.txt").write_text("one\n")
+    (workspace / "p.sexp").write_text(
+        '(defatom summ (instructions "Summarise doc")) (task-content (summ :files (list "doc.txt")))\n'
+    )
+    _, _, err = run(workspace, server, "p.sexp")
+    rid = run_id(err)
+    run(workspace, server, "--resume", rid, "p.sexp")
+    assert len(server.requests) == 1
+    (workspace / "doc.txt").write_text("two, longer\n")
+    run(workspace, server, "--resume", rid, "p.sexp")
+    assert len(server.requests) == 2 and "two, longer" in server.requests[1].body["messages"][-1]["content"]
+
+
+def test_tasks_called_by_map_are_keyed_by_the_map_call(workspace: Path, server: LLMServer) -> None:
+    (workspace / "p.sexp").write_text(
+        '(defatom step (params (n int)) (instructions "Step {{n}}"))\n(map step (list 1 2))\n'
+    )
+    run(workspace, server, "p.sexp")
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    keys = [row[0] for row in db.execute("SELECT key FROM steps ORDER BY seq")]
+    db.close()
+    assert keys == ["p.sexp:2:1#1", "p.sexp:2:1#2"]
+
+
+def test_a_step_that_raises_is_recorded_failed(workspace: Path, server: LLMServer) -> None:
+    (workspace / "empty.jsonl").write_text("")
+    (workspace / "p.sexp").write_text(
+        '(defatom t1 (params x) (instructions "T {{x}}"))\n(try (t1 "a") (catch e (get e "type")))\n'
+    )
+    status, out, err = run(workspace, server, "--replay", "empty.jsonl", "p.sexp")
+    assert (status, out) == (0, '"HANDLER_ERROR"\n')
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    [(step_status, result)] = db.execute("SELECT status, result FROM steps").fetchall()
+    db.close()
+    assert step_status == "FAILED" and "HANDLER_ERROR" in result
+
+
+def test_ctrl_c_while_a_script_blocks_still_leaves_an_interrupted_run(
+    workspace: Path, server: LLMServer
+) -> None:
+    (workspace / "p.sexp").write_text('(system:run_script (command "sleep 30"))\n')
+    process = start(workspace, server, "p.sexp")
+    time.sleep(0.5)
+    deadline = time.monotonic() + 60
+    while not (workspace / ".sexp" / "store.db").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    rid = run_id(err)
+    assert f"resume with: sexp run --resume {rid} p.sexp" in err
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    assert db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
+    db.close()

@@ -6,7 +6,6 @@ import contextlib
 import contextvars
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Coroutine
@@ -14,10 +13,10 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
 
+from ..secrets import scrub
 from . import llm_workers
 
 DEFAULT_INPUT_WINDOW = 100_000
-_KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
 # Where litellm keeps the callbacks a user may register; when all are empty its per-call logging
 # (a payload built for every response, on a background thread) serves nobody and is skipped.
 _CALLBACK_LISTS = (
@@ -86,14 +85,6 @@ def _unlogged_flag() -> contextvars.ContextVar[bool] | None:
 def _nobody_listens(litellm: Any) -> bool:
     """Whether no litellm callback is registered (read per call: a user may register one at any time)."""
     return not any(getattr(litellm, name, None) for name in _CALLBACK_LISTS)
-
-
-def scrub(text: str, shaped: bool = True) -> str:
-    """text with every API key from the environment (and, if shaped, anything like `sk-...`) masked."""
-    for name, value in os.environ.items():
-        if value and len(value) >= 8 and ("API_KEY" in name or name.endswith("_TOKEN")):
-            text = text.replace(value, "***")
-    return _KEY_PATTERN.sub("sk-***", text) if shaped else text
 
 
 @cache

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SexpError
-from .llm import MockReply, ModelReply, scrub
+from ..secrets import scrub
+from .llm import MockReply, ModelReply
 
 
 class ServiceError(SexpError):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..secrets import is_secret_file
 from . import git
 from .extract import describe
 
@@ -206,7 +207,7 @@ def _candidates(target: Path) -> tuple[list[str], set[str]]:
     if target.is_file():
         listed = git.listed_files(target.parent)
         tracked = listed[1] & {target.name} if listed else set()
-        return [target.name], tracked
+        return ([] if is_secret_file(target.name) else [target.name]), tracked
     listed = git.listed_files(target)
     if not listed or not listed[0]:  # not in git, or a directory git ignores: walk it
         return sorted(_walk(target)), set()
@@ -216,7 +217,8 @@ def _candidates(target: Path) -> tuple[list[str], set[str]]:
 
 
 def _skipped_dir(name: str) -> bool:
-    return any(part in SKIP_DIRS for part in name.split("/")[:-1])
+    """Files under skipped directories, and files that hold keys (never described to a model)."""
+    return is_secret_file(name) or any(part in SKIP_DIRS for part in name.split("/")[:-1])
 
 
 def _walk(top: Path) -> Iterator[str]:
@@ -225,4 +227,6 @@ def _walk(top: Path) -> Iterator[str]:
         here = Path(directory)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not (here / d / "pyvenv.cfg").exists())
         for name in names:
-            yield (here / name).relative_to(top).as_posix()
+            relative = (here / name).relative_to(top).as_posix()
+            if not is_secret_file(relative):
+                yield relative

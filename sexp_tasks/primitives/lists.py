@@ -153,8 +153,11 @@ def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
         for x in items:
             acc = invoke(fn, [acc, x], callee_depth)
         return acc
-    for x in items:
-        acc = apply_procedure(fn, [acc, x], depth)
+    from ..tasks.context import operator_defaults
+
+    with operator_defaults("reduce"):  # a task reducing gets the reduce defaults (§3.5)
+        for x in items:
+            acc = apply_procedure(fn, [acc, x], depth)
     return acc
 
 

@@ -52,6 +52,9 @@ def resolve(operator: str, *layers: ContextSettings) -> ContextPolicy:
     for layer in layers:
         if layer.inherit_context is not None:
             policy = replace(policy, inherit=layer.inherit_context)
+            if layer.inherit_context == "full" and layer.fresh_context is None:
+                # Asking for the caller's whole context overrides an operator's fresh default.
+                policy = replace(policy, fresh=False)
         if layer.accumulate_data is not None:
             policy = replace(policy, accumulate=layer.accumulate_data)
         if layer.accumulation_format is not None:

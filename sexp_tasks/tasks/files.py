@@ -68,3 +68,17 @@ def _command_paths(command: str, workspace: Path, timeout: float, warnings: list
         warnings.append(f"file_paths command {command!r} failed (exit code {outcome.exit_code})")
         return []
     return [line.strip() for line in outcome.stdout.splitlines() if line.strip()]
+
+
+def file_stamps(paths: tuple[str, ...], workspace: Path) -> list[tuple[str, int, int] | str]:
+    """Size and modification time of each path: part of a request's fingerprint, so a file that
+    changed makes the step run again on resume (the contents are read only by the Handler)."""
+    stamps: list[tuple[str, int, int] | str] = []
+    for path in paths:
+        try:
+            status = (workspace / path).stat()
+        except OSError:
+            stamps.append(path)  # missing: the request says so
+            continue
+        stamps.append((path, status.st_size, status.st_mtime_ns))
+    return stamps

@@ -13,7 +13,7 @@ from ..errors import SexpError
 from ..journal import Journal, fingerprint
 from ..resources import data_dir
 from ..values import Value
-from .files import MemoryQuery
+from .files import MemoryQuery, file_stamps
 from .history import History
 from .inputs import InputError, substitute
 from .library import TaskLibrary
@@ -201,13 +201,19 @@ class TaskSystem:
         if self.journal is None:
             result = perform()
         else:
-            request = fingerprint(prompt, config.tools, config.max_turns, options.subtype)
+            stamps = file_stamps(files, workspace)
+            request = fingerprint(prompt, config.tools, config.max_turns, options.subtype, stamps)
             kind = "subtask" if operator == "subtask" else "task"
             result = self.journal.record(kind, template.name, site or span, request, perform)
         self._history.record(options.history, prompt, result)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
             self._warn(f"{template.name}: {warning}")
         return result
+
+    def seed_spending(self, spent_usd: float) -> None:
+        """Start the budget from what a resumed run had already spent."""
+        with self._spending:
+            self._spent_usd = spent_usd
 
     def _over_budget(self, template: TaskTemplate) -> TaskResult | None:
         """A FAILED result when the run's cost budget is spent (no budget when unset)."""
@@ -266,9 +272,10 @@ class TaskSystem:
         from ..journal import CURRENT_STEP
 
         site = f"{CURRENT_STEP.get() or '?'}/tool:{name}"
-        step = self.journal.record(
-            "tool", name, site, fingerprint(name, arguments), lambda: TaskResult(run())
-        )
+        path = arguments.get("path")
+        stamps = file_stamps((path,), Path(self.settings.workspace)) if isinstance(path, str) else []
+        request = fingerprint(name, arguments, stamps)
+        step = self.journal.record("tool", name, site, request, lambda: TaskResult(run()))
         return step.content
 
     # Subtasks ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..nodes import Keyword
-from ..values import Procedure, Value
+from ..values import CALL_SITE, Procedure, Value
 from .inputs import InputError, prepare_inputs
 from .results import FAILED, TaskError, TaskResult
 from .template import TaskTemplate
@@ -64,7 +64,11 @@ class Task(Procedure):
         return self.apply_at(args, depth, None)
 
     def apply_at(self, args: list[Value], depth: int, span: Any) -> Value:
-        """A call like a procedure's: `:param value` pairs, else positional in declared order."""
+        """A call like a procedure's: `:param value` pairs, else positional in declared order.
+
+        Called by map, pmap and the like, it has no position: the primitive's call site stands in."""
+        if span is None:
+            span = CALL_SITE.get()
         named: dict[str, Value] = {}
         if args and all(isinstance(a, Keyword) for a in args[::2]) and len(args) % 2 == 0:
             for i in range(0, len(args), 2):
