@@ -206,7 +206,7 @@ def test_fresh_context_asks_the_memory_system(workspace: Path, server: LLMServer
         (":files 5", "files", "files must be a list of strings"),
         (':subtype "boss"', "subtype", "subtype must be one of standard, subtask, director, evaluator"),
         (":model 3", "model", "model must be a string"),
-        (':history_config (dict "turns" 3)', "history_config", "unknown setting 'turns'"),
+        (':history_config (dict "turns" 3)', "history_config", "unknown history_config setting 'turns'"),
         (':history_config (dict "max_exchanges" -1)', "history_config", "max_exchanges must be"),
         (':history_config "yes"', "history_config", "history_config must be a dict"),
     ],

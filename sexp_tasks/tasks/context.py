@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .results import TaskResult
+from .settings import Parsers, choice, flag, read_settings
 from .template import ContextSettings
 
 INHERIT = ("full", "none", "subset")
@@ -69,56 +70,24 @@ def resolve(operator: str, *layers: ContextSettings) -> ContextPolicy:
     return policy
 
 
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+_SETTINGS: Parsers = {
+    "inherit_context": choice(INHERIT),
+    "accumulate_data": flag,
+    "accumulation_format": choice(FORMATS),
+    "fresh_context": lambda key, raw: "enabled" if flag(key, raw) else "disabled",
+}
 
 
 def parse_overrides(value: Any) -> ContextSettings:
     """A call's `context` value — a dict or an association list, keys snake_case or camelCase."""
     if value is None:
         return ContextSettings()
-    if isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value):
-        value = {_name(k): v for k, v in value}
-    if not isinstance(value, dict):
-        raise ContextError('context must be a dict of settings, e.g. (dict "inherit_context" "none")')
-    settings: dict[str, Any] = {}
-    for raw_key, raw in value.items():
-        key = _CAMEL.sub("_", _name(raw_key)).lower().replace("-", "_")
-        text = _name(raw) if raw is not None else None
-        if key == "inherit_context":
-            settings[key] = _choice(key, text, INHERIT)
-        elif key == "accumulation_format":
-            settings[key] = _choice(key, text, FORMATS)
-        elif key == "accumulate_data":
-            settings[key] = _flag(key, raw)
-        elif key == "fresh_context":
-            settings[key] = "enabled" if _flag(key, raw) else "disabled"
-        else:
-            raise ContextError(
-                f"unknown context setting '{_name(raw_key)}' (settings: inherit_context, accumulate_data,"
-                " accumulation_format, fresh_context)"
-            )
-    return ContextSettings(**settings)
-
-
-def _name(value: Any) -> str:
-    return str(getattr(value, "name", value))
-
-
-def _choice(key: str, text: str | None, allowed: tuple[str, ...]) -> str:
-    if text not in allowed:
-        raise ContextError(f"{key} must be one of {', '.join(allowed)}, got {text!r}")
-    return text
-
-
-def _flag(key: str, raw: Any) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = _name(raw).lower()
-    if text in ("true", "enabled", "yes"):
-        return True
-    if text in ("false", "disabled", "no"):
-        return False
-    raise ContextError(f"{key} must be true or false, got {raw!r}")
+    try:
+        return ContextSettings(
+            **read_settings(value, _SETTINGS, "context", '(dict "inherit_context" "none")')
+        )
+    except ValueError as err:
+        raise ContextError(str(err)) from None
 
 
 # The enclosing sequential's context --------------------------------------------------------

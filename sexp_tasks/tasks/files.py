@@ -6,6 +6,7 @@ Handler reads the contents.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .context import ContextPolicy
@@ -14,6 +15,54 @@ from .template import FilePaths
 # (query, limit) -> relevant paths, best first; None when no memory index is available.
 MemoryQuery = Callable[[str, int], list[str] | None]
 FRESH_LIMIT = 5
+
+
+@dataclass
+class _Gathering:
+    """What a file source needs, and where it puts paths and warnings."""
+
+    workspace: Path
+    script_timeout: float
+    memory: MemoryQuery | None
+    paths: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def relevant(self, query: str, why: str, quiet: bool = False) -> None:
+        """The Memory System's files for query; a warning when there is no index to ask."""
+        found = self.memory(query, FRESH_LIMIT) if self.memory is not None else None
+        if found is None:
+            if not quiet:
+                self.warnings.append(f"{why}: no memory index to ask (build one with `sexp index`)")
+        else:
+            self.paths.extend(found)
+
+
+def _literal(declared: FilePaths, run: _Gathering) -> None:
+    run.paths.extend(declared.paths)
+
+
+def _command(declared: FilePaths, run: _Gathering) -> None:
+    if declared.command:
+        run.paths.extend(_command_paths(declared.command, run.workspace, run.script_timeout, run.warnings))
+
+
+def _description(declared: FilePaths, run: _Gathering) -> None:
+    if declared.description:
+        run.relevant(declared.description, "file_paths description")
+
+
+def _context_description(declared: FilePaths, run: _Gathering) -> None:
+    if declared.context_query:
+        run.relevant(declared.context_query, "file_paths context_query")
+
+
+# <file_paths source="..."> -> how its paths are found
+SOURCES: dict[str, Callable[[FilePaths, _Gathering], None]] = {
+    "literal": _literal,
+    "command": _command,
+    "description": _description,
+    "context_description": _context_description,
+}
 
 
 def gather_files(
@@ -27,32 +76,13 @@ def gather_files(
     quiet_fresh: bool = False,
 ) -> tuple[tuple[str, ...], list[str]]:
     """The task's file paths in order, each once, and warnings about sources that gave none."""
-    paths: list[str] = []
-    warnings: list[str] = []
-
-    def relevant(query: str, why: str, quiet: bool = False) -> None:
-        found = memory(query, FRESH_LIMIT) if memory is not None else None
-        if found is None:
-            if not quiet:
-                warnings.append(f"{why}: no memory index to ask (build one with `sexp index`)")
-        else:
-            paths.extend(found)
-
+    run = _Gathering(workspace, script_timeout, memory)
     if declared is not None:
-        if declared.source == "literal":
-            paths.extend(declared.paths)
-        elif declared.source == "command" and declared.command:
-            paths.extend(_command_paths(declared.command, workspace, script_timeout, warnings))
-        elif declared.source == "description" and declared.description:
-            relevant(declared.description, "file_paths description")
-        elif declared.source == "context_description" and declared.context_query:
-            relevant(declared.context_query, "file_paths context_query")
-        else:
-            paths.extend(declared.paths)
-    paths.extend(given)
+        SOURCES.get(declared.source, _literal)(declared, run)
+    run.paths.extend(given)
     if policy.fresh:
-        relevant(instructions, "fresh context", quiet_fresh)
-    return tuple(dict.fromkeys(paths)), warnings
+        run.relevant(instructions, "fresh context", quiet_fresh)
+    return tuple(dict.fromkeys(run.paths)), run.warnings
 
 
 def _command_paths(command: str, workspace: Path, timeout: float, warnings: list[str]) -> list[str]:

@@ -6,16 +6,13 @@ Read and checked before anything is rendered or sent: a bad one fails the call a
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any
 
 from ..values import Value
 from .context import ContextError, parse_overrides
 from .inputs import InputError
+from .settings import Parsers, count, read_settings, strict_flag
 from .template import SUBTYPES, ContextSettings, TaskTemplate
-
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 @dataclass(frozen=True)
@@ -72,29 +69,21 @@ def _names(parameter: str, value: Value) -> tuple[str, ...]:
     return tuple(str(getattr(v, "name", v)) for v in value)
 
 
+_HISTORY_SETTINGS: Parsers = {"use_history": strict_flag, "max_exchanges": count, "record": strict_flag}
+
+
 def _history(value: Value) -> HistoryConfig:
     if value is None:
         return HistoryConfig()
-    if isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value):
-        value = {str(getattr(k, "name", k)): v for k, v in value}
-    if not isinstance(value, dict):
+    if not isinstance(value, (dict, list)):
         raise InputError("history_config", f"history_config must be a dict, got {_kind(value)}")
-    settings: dict[str, Any] = {}
-    for raw_key, raw in value.items():
-        key = _CAMEL.sub("_", str(getattr(raw_key, "name", raw_key))).lower().replace("-", "_")
-        if key in ("use_history", "record"):
-            if not isinstance(raw, bool):
-                raise InputError("history_config", f"history_config: {key} must be true or false")
-            settings[key] = raw
-        elif key == "max_exchanges":
-            if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
-                raise InputError("history_config", "history_config: max_exchanges must be a whole number ≥ 0")
-            settings[key] = raw
-        else:
-            raise InputError(
-                "history_config",
-                f"history_config: unknown setting '{raw_key}' (settings: use_history, max_exchanges, record)",
-            )
+    try:
+        settings = read_settings(value, _HISTORY_SETTINGS, "history_config", '(dict "use_history" true)')
+    except ValueError as err:
+        text = str(err)
+        raise InputError(
+            "history_config", text if "history_config" in text else f"history_config: {text}"
+        ) from None
     return HistoryConfig(**settings)
 
 
