@@ -202,7 +202,7 @@ class Store:
     def recent_runs(self, limit: int = 20) -> list[dict[str, Any]]:
         """The newest runs first, with their step count, tokens and cost."""
         return self.query(
-            """SELECT r.*, COUNT(s.key) AS steps,
+            """SELECT r.*, COUNT(s.key) - COUNT(CASE WHEN s.kind = 'turn' THEN 1 END) AS steps,
                       COALESCE(SUM(s.prompt_tokens + s.completion_tokens), 0) AS tokens,
                       COALESCE(SUM(s.cost_usd), 0) AS cost_usd
                FROM runs r LEFT JOIN steps s ON s.run_id = r.id
@@ -254,8 +254,10 @@ class Store:
         rows = self.query("SELECT * FROM steps WHERE run_id = ? AND key = ?", (run_id, key))
         return rows[0] if rows else None
 
-    def steps(self, run_id: str) -> list[dict[str, Any]]:
-        return self.query("SELECT * FROM steps WHERE run_id = ? ORDER BY seq", (run_id,))
+    def steps(self, run_id: str, turns: bool = False) -> list[dict[str, Any]]:
+        """The run's steps in order; the model turns inside tasks (kept for resuming) only if asked."""
+        hidden = "" if turns else " AND kind != 'turn'"
+        return self.query(f"SELECT * FROM steps WHERE run_id = ?{hidden} ORDER BY seq", (run_id,))
 
     def success_scores(self) -> dict[str, float]:
         """The mean recorded successScore of each template that has any (for matching)."""

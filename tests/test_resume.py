@@ -75,7 +75,7 @@ def completed_steps(workspace: Path, rid: str) -> int:
     db = sqlite3.connect(workspace / ".sexp" / "store.db")
     try:
         return db.execute(
-            "SELECT COUNT(*) FROM steps WHERE run_id = ? AND status = 'COMPLETE'", (rid,)
+            "SELECT COUNT(*) FROM steps WHERE run_id = ? AND status = 'COMPLETE' AND kind = 'task'", (rid,)
         ).fetchone()[0]
     finally:
         db.close()
@@ -263,8 +263,15 @@ def test_tool_calls_are_steps_under_their_task_and_no_key_is_stored(
     db = sqlite3.connect(workspace / ".sexp" / "store.db")
     steps = db.execute("SELECT key, parent, kind, name, result FROM steps ORDER BY seq").fetchall()
     db.close()
-    assert [(s[2], s[3]) for s in steps] == [("task", "reader"), ("tool", "read_file")]
-    assert steps[1][1] == steps[0][0] and "remember the milk" in steps[1][4]
+    kinds = [(s[2], s[3]) for s in steps]
+    assert kinds == [
+        ("task", "reader"),
+        ("turn", "openai/test-model"),
+        ("tool", "read_file"),
+        ("turn", "openai/test-model"),
+    ]
+    assert all(s[1] == steps[0][0] for s in steps[1:])  # turns and tools sit under their task
+    assert "remember the milk" in steps[2][4]
     for path in (workspace / ".sexp").rglob("*"):
         if path.is_file():
             assert CANARY.encode() not in path.read_bytes()
@@ -317,7 +324,7 @@ def test_tasks_called_by_map_are_keyed_by_the_map_call(workspace: Path, server: 
     )
     run(workspace, server, "p.sexp")
     db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    keys = [row[0] for row in db.execute("SELECT key FROM steps ORDER BY seq")]
+    keys = [row[0] for row in db.execute("SELECT key FROM steps WHERE kind = 'task' ORDER BY seq")]
     db.close()
     assert keys == ["p.sexp:2:1#1", "p.sexp:2:1#2"]
 
@@ -330,7 +337,7 @@ def test_a_step_that_raises_is_recorded_failed(workspace: Path, server: LLMServe
     status, out, err = run(workspace, server, "--replay", "empty.jsonl", "p.sexp")
     assert (status, out) == (0, '"HANDLER_ERROR"\n')
     db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    [(step_status, result)] = db.execute("SELECT status, result FROM steps").fetchall()
+    [(step_status, result)] = db.execute("SELECT status, result FROM steps WHERE kind = 'task'").fetchall()
     db.close()
     assert step_status == "FAILED" and "HANDLER_ERROR" in result
 
@@ -353,3 +360,32 @@ def test_ctrl_c_while_a_script_blocks_still_leaves_an_interrupted_run(
     db = sqlite3.connect(workspace / ".sexp" / "store.db")
     assert db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
     db.close()
+
+
+def test_a_task_killed_mid_conversation_resends_none_of_its_completed_turns(
+    workspace: Path, server: LLMServer
+) -> None:
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    (workspace / "p.sexp").write_text(
+        '(defatom reader (instructions "Read notes.txt") (tools read_file))\n(task-content (reader))\n'
+    )
+    server.answer = None
+    server.script(
+        Scripted(content=None, tool_calls=[{"name": "read_file", "arguments": {"path": "notes.txt"}}]),
+        Scripted(content="<output>milk</output>", delay=0.05),
+    )
+    process = start(workspace, server, "p.sexp")
+
+    def kill(count: int) -> None:
+        if count == 2:  # the second turn is in flight: the first is complete
+            process.send_signal(signal.SIGKILL)
+            time.sleep(0.2)
+
+    server.on_request = kill
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGKILL
+    server.on_request = None
+    status, out, _ = run(workspace, server, "--resume", run_id(err), "p.sexp")
+    assert (status, out) == (0, '"milk"\n')
+    assert len(server.requests) == 3  # turn 1 once; turn 2 (never answered) twice
+    assert "tools" in server.requests[2].body and server.requests[2].body["messages"][-1]["role"] == "tool"

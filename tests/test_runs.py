@@ -62,7 +62,7 @@ def test_quiet_runs_are_recorded_without_the_run_line(workspace: Path) -> None:
 def test_every_task_call_is_a_step_keyed_by_call_site_and_occurrence(cli: Cli, workspace: Path) -> None:
     write(workspace / "p.sexp", GREET + '(define (hello) (greet "bob"))\n(hello)\n(task-content (hello))\n')
     assert cli("run", "p.sexp") == (0, '"mock response 2 for greet"\n', "")
-    steps = rows(workspace, "SELECT * FROM steps ORDER BY seq")
+    steps = rows(workspace, "SELECT * FROM steps WHERE kind = 'task' ORDER BY seq")
     assert [s["key"] for s in steps] == ["p.sexp:2:17#1", "p.sexp:2:17#2"]
     assert {(s["kind"], s["name"], s["status"]) for s in steps} == {("task", "greet", "COMPLETE")}
     result = json.loads(steps[1]["result"])
@@ -74,7 +74,7 @@ def test_every_task_call_is_a_step_keyed_by_call_site_and_occurrence(cli: Cli, w
 def test_a_changed_input_changes_the_request_fingerprint(cli: Cli, workspace: Path) -> None:
     write(workspace / "p.sexp", GREET + '(greet "bob")\n(greet "ann")\n')
     cli("run", "p.sexp")
-    first, second = rows(workspace, "SELECT fingerprint FROM steps ORDER BY seq")
+    first, second = rows(workspace, "SELECT fingerprint FROM steps WHERE kind = 'task' ORDER BY seq")
     assert first[0] != second[0]
 
 
@@ -98,7 +98,7 @@ def test_a_program_that_does_not_read_or_compile_is_not_a_run(cli: Cli, workspac
 def test_store_flag_puts_the_store_elsewhere(cli: Cli, workspace: Path) -> None:
     write(workspace / "p.sexp", GREET + '(greet "x")\n')
     assert cli("run", "--store", "runs/my.db", "p.sexp")[0] == 0
-    assert len(rows(workspace, "SELECT * FROM steps", store="runs/my.db")) == 1
+    assert len(rows(workspace, "SELECT * FROM steps WHERE kind = 'task'", store="runs/my.db")) == 1
     assert not (workspace / ".sexp").exists()
 
 
@@ -131,7 +131,8 @@ def test_recorded_success_scores_raise_a_template_in_matching(cli: Cli, workspac
     write(workspace / "replies.json", json.dumps([reply]))
     write(workspace / "p.sexp", "(summarize_text)\n")
     assert cli("run", "--model", "mock/m", "--mock-responses", "replies.json", "p.sexp")[0] == 0
-    assert [r["success_score"] for r in rows(workspace, "SELECT success_score FROM steps")] == [1.0]
+    scores = rows(workspace, "SELECT success_score FROM steps WHERE kind = 'task'")
+    assert [r["success_score"] for r in scores] == [1.0]
     _, after, _ = cli("tasks", "match", "summarize")
     assert [line.split()[1] for line in after.splitlines()] == ["summarize_text", "summarize_code"]
     _, partial, _ = cli("tasks", "match", "summarize stuff")  # a partial match has room to rise

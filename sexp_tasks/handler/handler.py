@@ -192,7 +192,23 @@ class Handler:
     def _call(
         self, model: str, template: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
     ) -> ModelReply:
-        """One model call: from the cassette when replaying, else through litellm (recorded when asked)."""
+        """One model call, journaled as a turn of the run when it is recorded (so a resumed run
+        does not pay for it again); its usage counted."""
+        record = self.services.record_turn
+        if record is None:
+            reply = self._send(model, template, messages, schemas)
+        else:
+            reply = record(model, messages, schemas, lambda: self._send(model, template, messages, schemas))
+        self.usage["prompt_tokens"] += reply.prompt_tokens
+        self.usage["completion_tokens"] += reply.completion_tokens
+        self.cost_usd += reply.cost_usd
+        self.latency_ms += reply.latency_ms
+        return reply
+
+    def _send(
+        self, model: str, template: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
+    ) -> ModelReply:
+        """The model's reply: from the cassette when replaying, else through litellm (recorded when asked)."""
         cassette = self.services.cassette
         key = fingerprint(model, messages, schemas) if cassette else ""
         if cassette is not None and cassette.replaying:
@@ -211,10 +227,6 @@ class Handler:
                 )
             if cassette is not None:
                 cassette.record(key, model, reply)
-        self.usage["prompt_tokens"] += reply.prompt_tokens
-        self.usage["completion_tokens"] += reply.completion_tokens
-        self.cost_usd += reply.cost_usd
-        self.latency_ms += reply.latency_ms
         return reply
 
     def _resources(self) -> dict[str, Any]:

@@ -263,7 +263,35 @@ class TaskSystem:
             warn=self._warn,
             spawn_subtask=self.spawn_subtask,
             record_tool=self.record_tool,
+            record_turn=self.record_turn,
         )
+
+    def record_turn(
+        self, model: str, messages: list[dict[str, Any]], schemas: Any, send: Callable[[], Any]
+    ) -> Any:
+        """A model call of a recorded task, journaled as a turn under the task's step: resumed, a
+        task killed mid-conversation re-sends none of its completed turns. A reused turn cost
+        nothing this time; its tokens stay on the task, not the turn, so nothing is counted twice."""
+        from dataclasses import asdict, replace
+
+        from ..journal import CURRENT_STEP
+
+        parent = CURRENT_STEP.get()
+        if self.journal is None or parent is None:
+            return send()
+        from ..handler.llm import ModelReply
+
+        request = fingerprint(model, messages, schemas)
+        sent: list[Any] = []
+
+        def perform() -> TaskResult:
+            sent.append(send())
+            return TaskResult(sent[0].content, notes={"reply": asdict(sent[0])})
+
+        step = self.journal.record("turn", model, f"{parent}/turn", request, perform)
+        if sent:
+            return sent[0]
+        return replace(ModelReply(**step.notes["reply"]), cost_usd=0.0, latency_ms=0.0)
 
     def record_tool(self, name: str, arguments: dict[str, Any], run: Callable[[], str]) -> str:
         """A model's tool call, journaled as a step under its task's step when the run is recorded."""
