@@ -12,7 +12,6 @@ a step (calls a task) — the store and the run begin with the first step, so an
 
 from __future__ import annotations
 
-import ctypes
 import re
 import threading
 import traceback
@@ -265,13 +264,13 @@ class _InputJournal(Journal):
 
 
 def run_interruptibly(action: Callable[[], T]) -> T:
-    """action() on a deep stack; Ctrl-C stops it there too (a second Ctrl-C stops waiting)."""
+    """action() on a deep stack; Ctrl-C stops it there too (run_with_deep_stack raises it in the
+    evaluating thread), and the session waits for it to unwind so no evaluation goes on behind
+    the next prompt (a second Ctrl-C stops waiting)."""
     started = threading.Event()
     done = threading.Event()
-    worker: dict[str, int] = {}
 
     def body() -> T:
-        worker["id"] = threading.get_ident()
         started.set()
         try:
             return action()
@@ -281,12 +280,7 @@ def run_interruptibly(action: Callable[[], T]) -> T:
     try:
         return run_with_deep_stack(body)
     except KeyboardInterrupt:
-        if started.is_set() and not done.is_set():
-            # Ctrl-C reaches only the main thread: raise it in the evaluating one as well, and
-            # wait for it to unwind so no evaluation goes on behind the next prompt.
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(worker["id"]), ctypes.py_object(KeyboardInterrupt)
-            )
+        if started.is_set():
             while not done.wait(0.05):
                 pass
         raise
