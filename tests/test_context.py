@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli
-from llm_server import LLMServer
+from llm_server import LLMServer, Scripted
 
 from sexp_tasks.config import Settings
 from sexp_tasks.runtime import Runtime
@@ -333,3 +333,26 @@ def test_a_task_reducer_gets_the_reduce_defaults(workspace: Path, server: LLMSer
         + '(sequential (find "owls") (reduce combine "start" (list "one")))'
     )
     assert user_message(server, 1) == "Combine start one"  # reduce: inherit none
+
+
+def test_the_cost_budget_stops_a_task_between_its_turns(
+    workspace: Path, server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "notes.txt").write_text("milk\n")
+    server.script(
+        Scripted(
+            content=None,
+            tool_calls=[{"name": "read_file", "arguments": {"path": "notes.txt"}}],
+            usage={"prompt_tokens": 100_000, "completion_tokens": 10},
+        ),
+        "<output>never sent</output>",
+    )
+    settings = Settings(
+        workspace=str(workspace), model="openai/gpt-4o-mini", api_base=server.base_url, max_cost_usd=0.001
+    )
+    rt = Runtime(settings, out=io.StringIO(), err=io.StringIO())
+    result = rt.run_source('(defatom reader (instructions "Read notes.txt") (tools read_file)) (reader)')
+    assert result.status == "FAILED" and result.error is not None
+    assert (result.error.type, result.error.resource) == ("RESOURCE_EXHAUSTION", "cost")
+    assert len(server.requests) == 1  # the second turn was refused before it was sent
+    assert result.notes["cost_usd"] > 0.001

@@ -180,6 +180,10 @@ class Handler:
             self._warn_once(f"context at {self.context_tokens} of {self.context_limit} tokens")
         if self.turns and self.turns + 1 > threshold * self.config.max_turns:
             self._warn_once(f"turn {self.turns + 1} of at most {self.config.max_turns}")
+        if self.turns:  # the first call was let through by the Task System; later ones ask again
+            refusal = self.services.budget_refusal()
+            if refusal is not None:
+                raise _Stop(refusal, self.partial)
 
     def _warn_once(self, text: str) -> None:
         kind = text.split()[0]
@@ -202,6 +206,7 @@ class Handler:
         self.usage["prompt_tokens"] += reply.prompt_tokens
         self.usage["completion_tokens"] += reply.completion_tokens
         self.cost_usd += reply.cost_usd
+        self.services.spend(reply.cost_usd)
         self.latency_ms += reply.latency_ms
         return reply
 

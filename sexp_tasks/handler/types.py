@@ -75,6 +75,9 @@ class HandlerServices:
     record_tool: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = None
     # Makes a model call (model, messages, tool schemas, send) as a journaled turn; its ModelReply.
     record_turn: Callable[[str, list[dict[str, Any]], Any, Callable[[], Any]], Any] | None = None
+    # The run's cost budget: each call's cost is counted, and a refusal (a TaskError) stops the next.
+    spend: Callable[[float], None] = field(default=lambda cost: None)
+    budget_refusal: Callable[[], Any] = field(default=lambda: None)
 
 
 def _services() -> Any:

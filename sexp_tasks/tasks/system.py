@@ -189,9 +189,7 @@ class TaskSystem:
                 return refused
             from ..handler.handler import Handler
 
-            result = Handler(config, self.services()).run(prompt)
-            with self._spending:
-                self._spent_usd += float(result.notes.get("cost_usd") or 0.0)
+            result = Handler(config, self.services()).run(prompt)  # it reports each turn's spend
             if file_warnings:
                 result.notes["warnings"] = file_warnings + list(result.notes.get("warnings", ()))
             if options.subtype == "evaluator":
@@ -215,26 +213,35 @@ class TaskSystem:
         with self._spending:
             self._spent_usd = spent_usd
 
-    def _over_budget(self, template: TaskTemplate) -> TaskResult | None:
-        """A FAILED result when the run's cost budget is spent (no budget when unset)."""
+    def spend(self, cost_usd: float) -> None:
+        """Count a model call's cost against the run's budget (every turn, as it happens)."""
+        with self._spending:
+            self._spent_usd += cost_usd
+
+    def budget_refusal(self) -> Any:
+        """The TaskError refusing another model call once the run's budget is spent, else None."""
         limit = self.settings.max_cost_usd
         with self._spending:
             spent = self._spent_usd
         if limit is None or spent < limit:
             return None
-        from .results import FAILED, TaskError
+        from .results import TaskError
 
-        return TaskResult(
-            content="",
-            status=FAILED,
-            notes={"template": template.name},
-            error=TaskError(
-                "RESOURCE_EXHAUSTION",
-                f"the run has spent ${spent:.4f} of its ${limit:.4f} budget; no more model calls",
-                resource="cost",
-                metrics={"spent_usd": spent, "max_cost_usd": limit},
-            ),
+        return TaskError(
+            "RESOURCE_EXHAUSTION",
+            f"the run has spent ${spent:.4f} of its ${limit:.4f} budget; no more model calls",
+            resource="cost",
+            metrics={"spent_usd": spent, "max_cost_usd": limit},
         )
+
+    def _over_budget(self, template: TaskTemplate) -> TaskResult | None:
+        """A FAILED result when the run's cost budget is spent (no budget when unset)."""
+        refusal = self.budget_refusal()
+        if refusal is None:
+            return None
+        from .results import FAILED
+
+        return TaskResult(content="", status=FAILED, notes={"template": template.name}, error=refusal)
 
     def services(self) -> Any:
         """The per-run services every Handler shares (mock script, cassette, warnings)."""
@@ -264,6 +271,8 @@ class TaskSystem:
             spawn_subtask=self.spawn_subtask,
             record_tool=self.record_tool,
             record_turn=self.record_turn,
+            spend=self.spend,
+            budget_refusal=self.budget_refusal,
         )
 
     def record_turn(
