@@ -211,6 +211,10 @@ def _guarded(
         raise
     except UsageError:
         raise
+    except BrokenPipeError:  # `sexp runs | head -1`: the reader has what it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit cannot fail again
+        return EXIT_OK
     except RecursionError:
         if debug:
             traceback.print_exc(file=sys.stderr)

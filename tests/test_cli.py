@@ -603,3 +603,22 @@ def test_a_replayed_run_never_imports_litellm(workspace: Path) -> None:
         [sys.executable, "-c", code], cwd=examples.parent, capture_output=True, text=True, timeout=120
     )
     assert done.stdout.splitlines()[-1] == "0 False", done.stdout + done.stderr
+
+
+def test_a_closed_pipe_ends_quietly(workspace: Path) -> None:
+    """`sexp eval ... | head -c 10`: the reader stops early; no traceback, no internal error."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    command = f"{sys.executable} -m sexp_tasks eval '(range 200000)' | head -c 10"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(root)},
+        timeout=60,
+    )
+    assert done.stdout == "(0 1 2 3 4"
+    assert done.stderr == "" and done.returncode == 0
