@@ -20,8 +20,7 @@ from typing import Any
 
 from ..calls import apply_procedure
 from ..deepstack import STACK_BYTES
-from ..errors import SexpError, TypeError_, ValueError_
-from ..nodes import Keyword
+from ..errors import SexpError, TypeError_
 from ..printer import to_repr
 from ..progress import Progress, progress
 from ..tasks.results import FAILED, TaskError, TaskResult
@@ -29,6 +28,7 @@ from ..tasks.task import Task
 from ..values import Procedure, Value, type_name
 from . import primitive
 from .lists import as_list
+from .options import ABSENT, keyword_option, positive_integer
 
 WAIT_STEP = 0.05  # seconds the calling thread waits at a time, so that Ctrl-C is seen at once
 # Errors about the run rather than an element (no model configured, an unusable mock script or
@@ -66,18 +66,10 @@ def pmap(ctx: Any, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
 
 def _concurrency(options: tuple[Any, ...], default: Any) -> int:
     """n from `:concurrency n`, else the configured default; a positive integer either way."""
-    n, source = default, "the `concurrency` setting"
-    rest = list(options)
-    while rest:
-        key = rest.pop(0)
-        if not isinstance(key, Keyword) or key.name != "concurrency":
-            raise TypeError_(f"pmap: unexpected argument {to_repr(key)}; the only option is :concurrency n")
-        if not rest:
-            raise TypeError_("pmap: :concurrency needs a value")
-        n, source = rest.pop(0), ":concurrency"
-    if type(n) is not int or n < 1:
-        raise ValueError_(f"pmap: {source} must be a positive integer, got {to_repr(n)}")
-    return n
+    n = keyword_option("pmap", "concurrency", options)
+    if n is ABSENT:
+        return positive_integer("pmap", "the `concurrency` setting", default)
+    return positive_integer("pmap", ":concurrency", n)
 
 
 def _element_path(ctx: Any) -> contextvars.ContextVar[str] | None:

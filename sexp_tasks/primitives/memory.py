@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import TypeError_, ValueError_
-from ..nodes import Keyword
-from ..printer import to_repr
 from . import primitive
+from .options import ABSENT, keyword_option, positive_integer
 from .strings import as_string
 
 DEFAULT_LIMIT = 10
@@ -34,15 +32,5 @@ def get_context(ctx: Any, query: Any, *options: Any) -> list[dict[str, Any]]:
 
 def _limit(options: tuple[Any, ...]) -> int:
     """n from `:limit n`, else the default; a positive integer either way."""
-    limit: Any = DEFAULT_LIMIT
-    rest = list(options)
-    while rest:
-        key = rest.pop(0)
-        if not isinstance(key, Keyword) or key.name != "limit":
-            raise TypeError_(f"get-context: unexpected argument {to_repr(key)}; the only option is :limit n")
-        if not rest:
-            raise TypeError_("get-context: :limit needs a value")
-        limit = rest.pop(0)
-    if type(limit) is not int or limit < 1:
-        raise ValueError_(f"get-context: :limit must be a positive integer, got {to_repr(limit)}")
-    return limit
+    limit = keyword_option("get-context", "limit", options)
+    return positive_integer("get-context", ":limit", DEFAULT_LIMIT if limit is ABSENT else limit)
