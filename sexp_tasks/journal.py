@@ -15,6 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
+from functools import cache
 from typing import Any
 
 from .source import Span
@@ -48,8 +49,14 @@ def site_of(span: Span | None, root: str | None = None) -> str:
         return "?"
     name = span.origin
     if root is not None and not name.startswith("<"):
-        name = os.path.relpath(os.path.realpath(name), root)
+        name = _relative(name, root)
     return f"{name}:{span.line}:{span.column}"
+
+
+@cache
+def _relative(path: str, root: str) -> str:
+    """path relative to root, resolved once per file (realpath asks the file system)."""
+    return os.path.relpath(os.path.realpath(path), root)
 
 
 class Journal:

@@ -46,6 +46,7 @@ class Runtime:
         self.workspace = Workspace(self.settings.workspace)
         self._loading: list[Path] = []
         self._run_lock: object | None = None  # held while this process records a run
+        self._memory_store: Store | None = None  # the store fresh context reads when not recording
         install_primitives(self.globals, self)
         self.library = LazyDefinitions(self.compiler, self.globals)
         self.library.add_file(data_dir("stdlib") / "prelude.sexp")
@@ -206,8 +207,10 @@ class Runtime:
         journal = self.tasks.journal
         if journal is not None:
             store = journal.store
+        elif self._memory_store is not None:
+            store = self._memory_store
         elif Path(self.settings.store).is_file():
-            store = Store(self.settings.store, create=False)
+            store = self._memory_store = Store(self.settings.store, create=False)  # opened once
         else:
             return None
         memory = MemorySystem(store, self.settings.workspace)
