@@ -33,7 +33,9 @@ STEPS = """
 def server() -> Iterator[LLMServer]:
     llm = LLMServer().start()
     # Each answer depends only on the request, so an interrupted and resumed run can be compared.
-    llm.answer = lambda body: "<output>a" + body["messages"][-1]["content"].split()[-1] + "</output>"
+    llm.answer = lambda body: (
+        "<output>a" + body.get("messages", [{"content": "?"}])[-1]["content"].split()[-1] + "</output>"
+    )
     yield llm
     llm.stop()
 
@@ -144,7 +146,8 @@ def test_kill_9_at_random_moments(workspace: Path, server: LLMServer) -> None:
     status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
     assert (status, out) == (0, f'"{EXPECTED}"\n')
     assert len(server.requests) - before == 20 - done
-    contents = [r.body["messages"][-1]["content"] for r in server.requests]
+    # a request the kill cut off mid-send arrives without a body: it was never a model call
+    contents = [r.body["messages"][-1]["content"] for r in server.requests if "messages" in r.body]
     assert len(set(contents)) == 20  # every step answered; repeats only of calls never completed
     assert len(contents) - 20 <= 3  # at most one uncompleted call per kill was sent again
 
