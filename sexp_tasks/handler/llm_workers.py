@@ -38,8 +38,9 @@ GRACE_SECONDS = 30.0  # beyond the call's own timeouts, before a silent worker i
 def workers_wanted() -> int:
     """SEXP_LLM_WORKERS; unset, 0 or anything but a whole number means no workers.
 
-    Opt-in: measured here (2 shared cores) the pool gained little (pmap at 32: 1.40x the ideal
-    against 1.55x in-process) while each worker spends seconds of CPU importing litellm."""
+    Opt-in: each worker spends seconds of CPU importing litellm, which pays off only for many short
+    overlapping calls (bench/pmap.py at 32: 1.23x the ideal with 4 workers against 1.71x in-process;
+    with a real provider's seconds-long answers the in-process transports are enough)."""
     text = os.environ.get("SEXP_LLM_WORKERS", "").strip()
     return int(text) if text.isdigit() else 0
 
