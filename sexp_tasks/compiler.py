@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .callsite import Operand, can_inline, inline_primitive, make_call, make_if
 from .codegen import checked_reference, constant, frame_at, sequence
+from .dynamic import DYNAMIC_VARIABLES, UNBOUND, binding
 from .environment import GlobalEnvironment, Scope
 from .errors import SexpError
 from .forms import SPECIAL_FORMS
@@ -117,6 +118,8 @@ class Compiler:
             name = node.name  # type: ignore[union-attr]
             found = scope.resolve(name) if scope is not None else None
             if found is None:
+                if name in DYNAMIC_VARIABLES:  # read through its binding, below
+                    return Operand("code", self._global_reference(node, scope, node.span))  # type: ignore[arg-type]
                 return Operand("global", name)
             depth, slot, maybe_unbound = found
             if depth <= 2 and not maybe_unbound:
@@ -211,7 +214,14 @@ class Compiler:
             except KeyError:
                 return missing(name, span, scope)
 
-        return reference
+        if name not in DYNAMIC_VARIABLES:
+            return reference
+
+        def dynamic_reference(env: list[Any]) -> Value:
+            value = binding(name)
+            return reference(env) if value is UNBOUND else value
+
+        return dynamic_reference
 
     def _compile_list(self, node: ListNode, scope: Scope | None, tail: bool) -> Code:
         if not node.items:

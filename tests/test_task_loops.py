@@ -538,3 +538,62 @@ def test_loops_show_progress_on_a_terminal_and_nothing_when_piped(workspace: Pat
     assert child.exitstatus == 0 and child.before.endswith("4\r\n")
     code, out, err = cli("run", "prog.sexp")
     assert (code, out, err) == (0, "4\n", "")
+
+
+# *loop-config* is dynamically bound: a binding belongs to the loop's thread and the pmap elements it
+# starts, so loops running at once never see each other's settings.
+
+AT_ONCE = """
+(pmap (lambda (n)
+        (iterative-loop
+          (max-iterations n)
+          (initial-input n)
+          (test-command "t")
+          (executor (lambda (x i)
+                      (system:run_script (command "sleep 0.3"))  ; the other loops bind theirs meanwhile
+                      (get-field *loop-config* "max-iterations")))
+          (validator (lambda (cmd i) true))
+          (controller (lambda (out ok x i)
+                        (list 'stop (list out (get-field *loop-config* "initial-input")))))))
+      (list 1 2 3 4)
+      :concurrency 4)
+"""
+
+
+def test_loops_running_at_once_under_pmap_each_see_their_own_config(runtime: Runtime) -> None:
+    assert runtime.run_source(AT_ONCE) == [[1, 1], [2, 2], [3, 3], [4, 4]]
+    assert LOOP_CONFIG not in runtime.globals.values
+
+
+def test_set_of_loop_config_changes_the_binding_for_the_rest_of_the_loop_only(runtime: Runtime) -> None:
+    program = """
+    (define (settings) (get-field *loop-config* "max-iterations"))
+    (director-evaluator-loop
+      (max-iterations 3)
+      (initial-director-input 0)
+      (director (lambda (x i)
+                  (when (= i 1) (set! *loop-config* (list (list 'max-iterations 99))))
+                  (settings)))
+      (evaluator (lambda (out plan i) (= i 2))))
+    """
+    assert runtime.run_source(program) == 99
+    with pytest.raises(SexpError) as caught:
+        runtime.run_source("*loop-config*")
+    assert "unbound symbol '*loop-config*'" in caught.value.message
+    with pytest.raises(SexpError) as caught:
+        runtime.run_source("(set! *loop-config* 1)")
+    assert "'*loop-config*' is not bound" in caught.value.message
+
+
+def test_a_global_loop_config_is_shadowed_inside_a_loop_and_seen_again_after(runtime: Runtime) -> None:
+    program = """
+    (define *loop-config* "mine")
+    (define inside
+      (director-evaluator-loop
+        (max-iterations 1)
+        (initial-director-input "x")
+        (director (lambda (x i) (get-field *loop-config* "initial-director-input")))
+        (evaluator (lambda (out plan i) true))))
+    (list inside *loop-config*)
+    """
+    assert runtime.run_source(program) == ["x", "mine"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..codegen import frame_at, local_definitions
+from ..dynamic import rebind
 from ..environment import Scope
 from ..errors import FormError, NameError_
 from ..nodes import FunctionCallNode, Node, Symbol, elements, make_list
@@ -147,6 +148,8 @@ def compile_set(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
 
     def set_global(env: list[Any]) -> Value:
         value = value_code(env)
+        if rebind(name, value):  # a dynamic variable's binding in force, not the global table
+            return value
         if name not in table:
             raise NameError_(f"set!: '{name}' is not bound{globals_.suggestion(name, scope)}", span)
         table[name] = value

@@ -3,19 +3,19 @@
 Clauses are `(name expr)` in any order. Their expressions are evaluated once, left to right,
 when the loop runs; then each iteration calls the phase procedures (closures, primitives or
 tasks) and a controller decides: `(list 'stop value)` or `(list 'continue next-input)`.
-While the phases run, the global `*loop-config*` holds the loop's settings as an association
-list, so a phase sees it wherever it was defined.
+While the phases run, `*loop-config*` is dynamically bound to the loop's settings as an
+association list, so a phase sees it wherever it was defined; loops running at once under pmap
+each see their own (sexp_tasks/dynamic.py).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..calls import apply_procedure
+from ..dynamic import bound, dynamic_variable
 from ..errors import FormError, SexpError, TypeError_
 from ..nodes import FunctionCallNode, Keyword, Symbol
 from ..primitives.loop_support import evaluation_succeeded
@@ -32,8 +32,7 @@ if TYPE_CHECKING:
     from ..compiler import Compiler
     from ..environment import Scope
 
-LOOP_CONFIG = "*loop-config*"
-_ABSENT = object()
+LOOP_CONFIG = dynamic_variable("*loop-config*")
 
 
 @dataclass(frozen=True)
@@ -190,20 +189,6 @@ def loop_progress(c: Compiler, label: str, total: int) -> Progress:
     return Progress(label, total, sys.stderr, not quiet and is_terminal(sys.stderr))
 
 
-@contextmanager
-def loop_config(globals_: dict[str, Value], config: list[list[Value]]) -> Iterator[None]:
-    """Bind *loop-config* globally for the duration; restore what was there (or nothing) after."""
-    previous = globals_.get(LOOP_CONFIG, _ABSENT)
-    globals_[LOOP_CONFIG] = config
-    try:
-        yield
-    finally:
-        if previous is _ABSENT:
-            globals_.pop(LOOP_CONFIG, None)
-        else:
-            globals_[LOOP_CONFIG] = previous
-
-
 def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[str, Value]:
     """Stop with out after a successful evaluation, else continue with the input and the feedback."""
     if evaluation_succeeded(feedback):
@@ -218,7 +203,6 @@ def compile_director_evaluator_loop(
 ) -> Code:
     """plan = (director input i); out = (executor plan i); fb = (evaluator out plan i); decide."""
     clauses = compile_clauses(form, DIRECTOR_EVALUATOR, scope, c)
-    globals_ = c.globals.values
 
     def run(env: list[Any]) -> Value:
         loop = LoopRun(DIRECTOR_EVALUATOR, clauses, env)
@@ -226,7 +210,7 @@ def compile_director_evaluator_loop(
         loop_input = values["initial-director-input"]
         out: Value = None
         with (
-            loop_config(globals_, loop.config()),
+            bound(LOOP_CONFIG, loop.config()),
             loop_progress(c, "director-evaluator-loop", loop.count) as bar,
         ):
             for i in range(1, loop.count + 1):
@@ -250,7 +234,6 @@ def compile_director_evaluator_loop(
 def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     """out = (executor input i); val = (validator test-command i); (controller out val input i)."""
     clauses = compile_clauses(form, ITERATIVE, scope, c)
-    globals_ = c.globals.values
 
     def run(env: list[Any]) -> Value:
         loop = LoopRun(ITERATIVE, clauses, env)
@@ -262,7 +245,7 @@ def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bo
             )
         loop_input = loop.values["initial-input"]
         out: Value = None
-        with loop_config(globals_, loop.config()), loop_progress(c, "iterative-loop", loop.count) as bar:
+        with bound(LOOP_CONFIG, loop.config()), loop_progress(c, "iterative-loop", loop.count) as bar:
             for i in range(1, loop.count + 1):
                 out = loop.call("executor", [loop_input, i], i)
                 verdict = loop.call("validator", [command, i], i)
