@@ -392,3 +392,62 @@ def test_a_task_killed_mid_conversation_resends_none_of_its_completed_turns(
     assert (status, out) == (0, '"milk"\n')
     assert len(server.requests) == 3  # turn 1 once; turn 2 (never answered) twice
     assert "tools" in server.requests[2].body and server.requests[2].body["messages"][-1]["role"] == "tool"
+
+
+LISTER = """#!/bin/sh
+echo run >> listings.log
+if [ -e fail-once ]; then rm fail-once; exit 1; fi
+echo b.txt
+"""
+LISTED = (
+    '<task name="listed" type="atomic"><description>d</description><instructions>Read it.</instructions>'
+    '<file_paths source="command"><command>sh lister.sh</command></file_paths></task>'
+)
+
+
+def listing_runs(workspace: Path) -> int:
+    return len((workspace / "listings.log").read_text().splitlines())
+
+
+def test_a_file_paths_command_is_a_step_a_resumed_run_does_not_run_again(
+    workspace: Path, server: LLMServer
+) -> None:
+    (workspace / "b.txt").write_text("beta\n")
+    (workspace / "lister.sh").write_text(LISTER)
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "listed.xml").write_text(LISTED)
+    (workspace / "p.sexp").write_text("(task-content (listed))\n")
+    status, out, err = run(workspace, server, "p.sexp")
+    assert status == 0 and listing_runs(workspace) == 1
+    assert '<file path="b.txt">' in server.requests[0].body["messages"][-1]["content"]
+    rid = run_id(err)
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    try:
+        kinds = db.execute(
+            "SELECT kind, name, status FROM steps WHERE run_id = ? ORDER BY seq", (rid,)
+        ).fetchall()
+    finally:
+        db.close()
+    assert ("script", "sh lister.sh", "COMPLETE") in kinds
+    status, again, _ = run(workspace, server, "--resume", rid, "p.sexp")
+    assert (status, again) == (0, out)
+    assert listing_runs(workspace) == 1 and len(server.requests) == 1  # nothing ran again
+
+
+def test_a_failed_file_paths_command_runs_again_on_resume(workspace: Path, server: LLMServer) -> None:
+    (workspace / "b.txt").write_text("beta\n")
+    (workspace / "lister.sh").write_text(LISTER)
+    (workspace / "fail-once").write_text("")
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "listed.xml").write_text(LISTED)
+    (workspace / "p.sexp").write_text("(task-content (listed))\n")
+    status, _, err = run(workspace, server, "p.sexp")
+    assert status == 0 and "file_paths command 'sh lister.sh' failed (exit code 1)" in err
+    assert '<file path="b.txt">' not in server.requests[0].body["messages"][-1]["content"]
+    status, _, err2 = run(workspace, server, "--resume", run_id(err), "p.sexp")
+    assert status == 0 and listing_runs(workspace) == 2 and "failed" not in err2
+    # the listing now names b.txt, so the task's request changed and it ran again with the file
+    assert (
+        len(server.requests) == 2
+        and '<file path="b.txt">' in server.requests[1].body["messages"][-1]["content"]
+    )

@@ -14,6 +14,8 @@ from .template import FilePaths
 
 # (query, limit) -> relevant paths, best first; None when no memory index is available.
 MemoryQuery = Callable[[str, int], list[str] | None]
+# command -> the paths it printed, and warnings when it could not run or failed (then no paths).
+CommandListing = Callable[[str], tuple[list[str], list[str]]]
 FRESH_LIMIT = 5
 
 
@@ -21,8 +23,7 @@ FRESH_LIMIT = 5
 class _Gathering:
     """What a file source needs, and where it puts paths and warnings."""
 
-    workspace: Path
-    script_timeout: float
+    list_command: CommandListing
     memory: MemoryQuery | None
     paths: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -43,7 +44,9 @@ def _literal(declared: FilePaths, run: _Gathering) -> None:
 
 def _command(declared: FilePaths, run: _Gathering) -> None:
     if declared.command:
-        run.paths.extend(_command_paths(declared.command, run.workspace, run.script_timeout, run.warnings))
+        paths, warnings = run.list_command(declared.command)
+        run.paths.extend(paths)
+        run.warnings.extend(warnings)
 
 
 def _description(declared: FilePaths, run: _Gathering) -> None:
@@ -70,13 +73,12 @@ def gather_files(
     given: tuple[str, ...],
     policy: ContextPolicy,
     instructions: str,
-    workspace: Path,
-    script_timeout: float,
+    list_command: CommandListing,
     memory: MemoryQuery | None,
     quiet_fresh: bool = False,
 ) -> tuple[tuple[str, ...], list[str]]:
     """The task's file paths in order, each once, and warnings about sources that gave none."""
-    run = _Gathering(workspace, script_timeout, memory)
+    run = _Gathering(list_command, memory)
     if declared is not None:
         SOURCES.get(declared.source, _literal)(declared, run)
     run.paths.extend(given)
@@ -85,19 +87,21 @@ def gather_files(
     return tuple(dict.fromkeys(run.paths)), run.warnings
 
 
-def _command_paths(command: str, workspace: Path, timeout: float, warnings: list[str]) -> list[str]:
-    """The paths a file_paths command prints, one per line."""
-    from ..handler.commands import run_command
+def command_listing(workspace: Path, timeout: float) -> CommandListing:
+    """Runs a file_paths command in the workspace: the paths it prints, one per line."""
 
-    try:
-        outcome = run_command(command, workspace, timeout)
-    except (OSError, ValueError) as err:
-        warnings.append(f"file_paths command {command!r} could not run: {err}")
-        return []
-    if outcome.exit_code != 0:
-        warnings.append(f"file_paths command {command!r} failed (exit code {outcome.exit_code})")
-        return []
-    return [line.strip() for line in outcome.stdout.splitlines() if line.strip()]
+    def list_command(command: str) -> tuple[list[str], list[str]]:
+        from ..handler.commands import run_command
+
+        try:
+            outcome = run_command(command, workspace, timeout)
+        except (OSError, ValueError) as err:
+            return [], [f"file_paths command {command!r} could not run: {err}"]
+        if outcome.exit_code != 0:
+            return [], [f"file_paths command {command!r} failed (exit code {outcome.exit_code})"]
+        return [line.strip() for line in outcome.stdout.splitlines() if line.strip()], []
+
+    return list_command
 
 
 def file_stamps(paths: tuple[str, ...], workspace: Path) -> list[tuple[str, int, int] | str]:

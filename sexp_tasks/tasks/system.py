@@ -10,14 +10,14 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import SexpError
-from ..journal import Journal, fingerprint
+from ..journal import Journal, fingerprint, site_of
 from ..resources import data_dir
 from ..values import Value
-from .files import MemoryQuery, file_stamps
+from .files import CommandListing, MemoryQuery, file_stamps
 from .history import History
 from .inputs import InputError, substitute
 from .library import TaskLibrary
-from .results import TaskResult, record_verdict
+from .results import FAILED, TaskError, TaskResult, record_verdict
 from .task import Task, input_failure
 from .template import TaskTemplate
 
@@ -129,7 +129,7 @@ class TaskSystem:
         with no source position (a subtask's)."""
         from ..handler.types import HandlerConfig, OutputSpec, TaskPrompt
         from .context import CURRENT_OPERATOR, ContextError, inherited_context, resolve
-        from .files import gather_files
+        from .files import command_listing, gather_files
         from .reserved import read_options
 
         operator = operator or CURRENT_OPERATOR.get()
@@ -145,13 +145,15 @@ class TaskSystem:
             return input_failure(template, err)
         model = self.model_for(template, options.model)
         workspace = Path(self.settings.workspace)
+        list_command = command_listing(workspace, float(self.settings.script_timeout))
+        if self.journal is not None:
+            list_command = self._journaled_listing(list_command, site or span)
         files, file_warnings = gather_files(
             template.file_paths,
             options.files,
             policy,
             instructions,
-            workspace,
-            float(self.settings.script_timeout),
+            list_command,
             self.memory_query,
             # a missing index is worth a warning only when fresh context was asked for, not when
             # it is merely the operator's default (every subtask's)
@@ -208,6 +210,28 @@ class TaskSystem:
             self._warn(f"{template.name}: {warning}")
         return result
 
+    def _journaled_listing(self, list_command: CommandListing, task_site: Any) -> CommandListing:
+        """A file_paths command as a step of its own, keyed under the task's call site, so that a
+        resumed run takes the listing it made before instead of running the command again. A
+        listing that failed is recorded FAILED, and runs again on resume."""
+        journal = self.journal
+        assert journal is not None
+        base = task_site if isinstance(task_site, str) else site_of(task_site, journal.root)
+
+        def journaled(command: str) -> tuple[list[str], list[str]]:
+            def perform() -> TaskResult:
+                paths, warnings = list_command(command)
+                if not warnings:
+                    return TaskResult("\n".join(paths))
+                error = TaskError("TASK_FAILURE", warnings[0], reason="execution_halted")
+                return TaskResult("", status=FAILED, notes={"warnings": warnings}, error=error)
+
+            request = fingerprint("file_paths", command)
+            result = journal.record("script", command, f"{base}/file_paths", request, perform)
+            return result.content.splitlines(), list(result.notes.get("warnings", ()))
+
+        return journaled
+
     def seed_spending(self, spent_usd: float) -> None:
         """Start the budget from what a resumed run had already spent."""
         with self._spending:
@@ -225,8 +249,6 @@ class TaskSystem:
             spent = self._spent_usd
         if limit is None or spent < limit:
             return None
-        from .results import TaskError
-
         return TaskError(
             "RESOURCE_EXHAUSTION",
             f"the run has spent ${spent:.4f} of its ${limit:.4f} budget; no more model calls",
@@ -239,8 +261,6 @@ class TaskSystem:
         refusal = self.budget_refusal()
         if refusal is None:
             return None
-        from .results import FAILED
-
         return TaskResult(content="", status=FAILED, notes={"template": template.name}, error=refusal)
 
     def services(self) -> Any:
@@ -363,8 +383,6 @@ class TaskSystem:
 
 def _subtask_failure(message: str, request: dict[str, Any], depth: int) -> TaskResult:
     """FAILED TASK_FAILURE subtask_failure with the request, the error and the depth."""
-    from .results import FAILED, TaskError
-
     return TaskResult(
         content="",
         status=FAILED,
