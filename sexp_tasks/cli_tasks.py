@@ -29,24 +29,7 @@ def run_tasks_command(action: str, operands: list[str], settings: Settings) -> i
         if template is None:
             print(f"error: unknown task '{operands[0]}'{library.suggestion(operands[0])}", file=sys.stderr)
             return EXIT_ERROR
-        print(f"task {template.name} ({template.subtype})  from {template.origin}")
-        print(f"  description: {template.description}")
-        if template.model:
-            print(f"  model: {template.model}")
-        for spec in template.inputs:
-            flag = "" if spec.required else f" (optional, default {spec.default!r})"
-            print(f"  input {spec.name}: {spec.type}{flag}  {spec.description}".rstrip())
-        out = template.output_format
-        print(
-            f"  output: {out.type}"
-            + (f" {out.schema}" if out.schema else "")
-            + (" (JSON Schema)" if out.json_schema else "")
-        )
-        if template.tools:
-            print(f"  tools: {' '.join(template.tools)}")
-        print("  instructions:")
-        for line in template.instructions.splitlines():
-            print(f"    {line}")
+        print(template.describe())
         return EXIT_OK
     for score, template in runtime.tasks.match(" ".join(operands)):
         print(f"{score:.2f}  {template.name}  {template.description}")

@@ -15,7 +15,6 @@ from ..trace import format_trace, preview
 from .replies import Failed, Printed, Quit, Reply
 
 if TYPE_CHECKING:
-    from ..tasks.template import TaskTemplate
     from .session import Session
 
 Handler = Callable[["Session", str], Reply]
@@ -75,7 +74,7 @@ def _show(session: Session, operand: str) -> Reply:
         return Failed("error: :show expects a name (:show NAME)")
     template = session.runtime.tasks.library.get(operand)
     if template is not None:
-        return Printed(_describe_template(template))
+        return Printed(template.describe())
     from ..forms import SPECIAL_FORMS
 
     if operand in SPECIAL_FORMS:
@@ -92,23 +91,6 @@ def _show(session: Session, operand: str) -> Reply:
         return Failed(f"error: '{operand}' is neither a task nor a bound name{hint}")
     doc = getattr(value, "doc", None)
     return Printed(f"{operand} = {preview(to_repr(value), 200)}" + (f"\n  {doc}" if doc else ""))
-
-
-def _describe_template(t: TaskTemplate) -> str:
-    """A template's name, origin, model, inputs, output and instructions."""
-    lines = [f"task {t.name} ({t.subtype})  from {t.origin}", f"  description: {t.description}"]
-    if t.model:
-        lines.append(f"  model: {t.model}")
-    for spec in t.inputs:
-        optional = "" if spec.required else f" (optional, default {spec.default!r})"
-        lines.append(f"  input {spec.name}: {spec.type}{optional}  {spec.description}".rstrip())
-    out = t.output_format
-    lines.append(f"  output: {out.type}" + (f" {out.schema}" if out.schema else ""))
-    if t.tools:
-        lines.append(f"  tools: {' '.join(t.tools)}")
-    lines.append("  instructions:")
-    lines += [f"    {line}" for line in t.instructions.splitlines()]
-    return "\n".join(lines)
 
 
 @command("env", ":env", "the names this session has defined")

@@ -90,6 +90,26 @@ class TaskTemplate:
     def input(self, name: str) -> InputSpec | None:
         return next((i for i in self.inputs if i.name == name), None)
 
+    def describe(self) -> str:
+        """The template in full, as `sexp tasks show` and the REPL's `:show` print it."""
+        lines = [
+            f"task {self.name} ({self.subtype})  from {self.origin}",
+            f"  description: {self.description}",
+        ]
+        if self.model:
+            lines.append(f"  model: {self.model}")
+        for spec in self.inputs:
+            optional = "" if spec.required else f" (optional, default {spec.default!r})"
+            lines.append(f"  input {spec.name}: {spec.type}{optional}  {spec.description}".rstrip())
+        out = self.output_format
+        schema = (f" {out.schema}" if out.schema else "") + (" (JSON Schema)" if out.json_schema else "")
+        lines.append(f"  output: {out.type}{schema}")
+        if self.tools:
+            lines.append(f"  tools: {' '.join(self.tools)}")
+        lines.append("  instructions:")
+        lines += [f"    {line}" for line in self.instructions.splitlines()]
+        return "\n".join(lines)
+
 
 def check_rules(template: TaskTemplate) -> None:
     """The rules XSD 1.0 cannot state; VALIDATION_ERROR like a schema violation."""
