@@ -9,7 +9,7 @@ from .config import Settings
 from .diagnostics import format_error
 from .errors import SexpError
 
-EXIT_OK, EXIT_ERROR = 0, 1
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 def run_tasks_command(action: str, operands: list[str], settings: Settings) -> int:
@@ -47,13 +47,13 @@ def _validate(paths: list[str]) -> int:
     for path in files:
         try:
             templates = load_templates(path.read_text(encoding="utf-8"), str(path))
-        except OSError as err:
+        except OSError as err:  # a missing file is a usage error, as for `run` and `check`
             print(f"error: cannot read '{path}': {err.strerror}", file=sys.stderr)
-            status = EXIT_ERROR
+            status = max(status, EXIT_USAGE)
             continue
         except SexpError as err:
             print(format_error(err), file=sys.stderr)
-            status = EXIT_ERROR
+            status = max(status, EXIT_ERROR)
             continue
         print(f"{path}: ok ({', '.join(t.name for t in templates)})")
     return status

@@ -212,6 +212,8 @@ def test_tasks_commands(cli, workspace: Path) -> None:  # type: ignore[no-untype
     assert code == 1 and "did you mean 'summarize'" in err
     code, out, err = cli("tasks", "validate", "tasks", "bad.xml")
     assert code == 1 and "tasks/a.xml: ok" in out and "bad.xml:2:1: error: schema:" in err
+    code, out, err = cli("tasks", "validate", "bad.xml", "missing.xml")  # a missing file: usage error
+    assert code == 2 and "error: cannot read 'missing.xml': No such file or directory" in err
     code, out, err = cli("tasks", "match", "summarise", "a", "text")
     assert code == 0 and out.split()[1] == "summarize" and 0 < float(out.split()[0]) <= 1
 
