@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT
@@ -73,14 +74,30 @@ def run_id(stderr: str) -> str:
     return found.group(1)
 
 
-def completed_steps(workspace: Path, rid: str) -> int:
+def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
+    """The rows a query gives on the run's store, read the way any SQLite client would."""
     db = sqlite3.connect(workspace / ".sexp" / "store.db")
     try:
-        return db.execute(
-            "SELECT COUNT(*) FROM steps WHERE run_id = ? AND status = 'COMPLETE' AND kind = 'task'", (rid,)
-        ).fetchone()[0]
+        return db.execute(query, parameters).fetchall()
     finally:
         db.close()
+
+
+def completed_steps(workspace: Path, rid: str) -> int:
+    query = "SELECT COUNT(*) FROM steps WHERE run_id = ? AND status = 'COMPLETE' AND kind = 'task'"
+    return int(store_rows(workspace, query, rid)[0][0])
+
+
+READ_NOTES = Scripted(content=None, tool_calls=[{"name": "read_file", "arguments": {"path": "notes.txt"}}])
+
+
+def write_reader(workspace: Path, server: LLMServer) -> None:
+    """A program whose one task reads notes.txt with a tool; the server answers only from its script."""
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    (workspace / "p.sexp").write_text(
+        '(defatom reader (instructions "Read notes.txt") (tools read_file))\n(task-content (reader))\n'
+    )
+    server.answer = None
 
 
 EXPECTED = ",".join(f"a{n}" for n in range(1, 21))
@@ -167,9 +184,7 @@ def test_ctrl_c_exits_130_and_leaves_a_resumable_run(workspace: Path, server: LL
     assert process.returncode == 130
     rid = run_id(err)
     assert f"resume with: sexp run --resume {rid} p.sexp" in err and "Traceback" not in err
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    assert db.execute("SELECT status FROM runs WHERE id = ?", (rid,)).fetchone()[0] == "interrupted"
-    db.close()
+    assert store_rows(workspace, "SELECT status FROM runs WHERE id = ?", rid)[0][0] == "interrupted"
     server.on_request = None
     status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
     assert (status, out) == (0, f'"{EXPECTED}"\n')
@@ -216,11 +231,7 @@ def test_a_second_process_cannot_resume_a_run_in_use(workspace: Path, server: LL
 
 
 def completed_run_id(workspace: Path) -> str:
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    try:
-        return str(db.execute("SELECT id FROM runs ORDER BY started_at DESC").fetchone()[0])
-    finally:
-        db.close()
+    return str(store_rows(workspace, "SELECT id FROM runs ORDER BY started_at DESC")[0][0])
 
 
 def test_failed_steps_run_again_on_resume(workspace: Path, server: LLMServer) -> None:
@@ -252,20 +263,14 @@ def test_scripts_are_steps_too(workspace: Path, server: LLMServer) -> None:
 def test_tool_calls_are_steps_under_their_task_and_no_key_is_stored(
     workspace: Path, server: LLMServer
 ) -> None:
-    (workspace / "notes.txt").write_text("remember the milk\n")
-    (workspace / "p.sexp").write_text(
-        '(defatom reader (instructions "Read notes.txt") (tools read_file))\n(task-content (reader))\n'
-    )
-    server.answer = None
+    write_reader(workspace, server)
     server.script(
-        Scripted(content=None, tool_calls=[{"name": "read_file", "arguments": {"path": "notes.txt"}}]),
+        READ_NOTES,
         "<output>milk</output>",
     )
     status, out, _ = run(workspace, server, "p.sexp")
     assert (status, out) == (0, '"milk"\n')
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    steps = db.execute("SELECT key, parent, kind, name, result FROM steps ORDER BY seq").fetchall()
-    db.close()
+    steps = store_rows(workspace, "SELECT key, parent, kind, name, result FROM steps ORDER BY seq")
     kinds = [(s[2], s[3]) for s in steps]
     assert kinds == [
         ("task", "reader"),
@@ -326,9 +331,7 @@ def test_tasks_called_by_map_are_keyed_by_the_map_call(workspace: Path, server: 
         '(defatom step (params (n int)) (instructions "Step {{n}}"))\n(map step (list 1 2))\n'
     )
     run(workspace, server, "p.sexp")
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    keys = [row[0] for row in db.execute("SELECT key FROM steps WHERE kind = 'task' ORDER BY seq")]
-    db.close()
+    keys = [row[0] for row in store_rows(workspace, "SELECT key FROM steps WHERE kind = 'task' ORDER BY seq")]
     assert keys == ["p.sexp:2:1#1", "p.sexp:2:1#2"]
 
 
@@ -339,9 +342,7 @@ def test_a_step_that_raises_is_recorded_failed(workspace: Path, server: LLMServe
     )
     status, out, err = run(workspace, server, "--replay", "empty.jsonl", "p.sexp")
     assert (status, out) == (0, '"HANDLER_ERROR"\n')
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    [(step_status, result)] = db.execute("SELECT status, result FROM steps WHERE kind = 'task'").fetchall()
-    db.close()
+    [(step_status, result)] = store_rows(workspace, "SELECT status, result FROM steps WHERE kind = 'task'")
     assert step_status == "FAILED" and "HANDLER_ERROR" in result
 
 
@@ -360,21 +361,15 @@ def test_ctrl_c_while_a_script_blocks_still_leaves_an_interrupted_run(
     assert process.returncode == 130
     rid = run_id(err)
     assert f"resume with: sexp run --resume {rid} p.sexp" in err
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    assert db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
-    db.close()
+    assert store_rows(workspace, "SELECT status FROM runs")[0][0] == "interrupted"
 
 
 def test_a_task_killed_mid_conversation_resends_none_of_its_completed_turns(
     workspace: Path, server: LLMServer
 ) -> None:
-    (workspace / "notes.txt").write_text("remember the milk\n")
-    (workspace / "p.sexp").write_text(
-        '(defatom reader (instructions "Read notes.txt") (tools read_file))\n(task-content (reader))\n'
-    )
-    server.answer = None
+    write_reader(workspace, server)
     server.script(
-        Scripted(content=None, tool_calls=[{"name": "read_file", "arguments": {"path": "notes.txt"}}]),
+        READ_NOTES,
         Scripted(content="<output>milk</output>", delay=0.05),
     )
     process = start(workspace, server, "p.sexp")
@@ -421,13 +416,7 @@ def test_a_file_paths_command_is_a_step_a_resumed_run_does_not_run_again(
     assert status == 0 and listing_runs(workspace) == 1
     assert '<file path="b.txt">' in server.requests[0].body["messages"][-1]["content"]
     rid = run_id(err)
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    try:
-        kinds = db.execute(
-            "SELECT kind, name, status FROM steps WHERE run_id = ? ORDER BY seq", (rid,)
-        ).fetchall()
-    finally:
-        db.close()
+    kinds = store_rows(workspace, "SELECT kind, name, status FROM steps WHERE run_id = ? ORDER BY seq", rid)
     assert ("script", "sh lister.sh", "COMPLETE") in kinds
     status, again, _ = run(workspace, server, "--resume", rid, "p.sexp")
     assert (status, again) == (0, out)
