@@ -14,6 +14,18 @@ def store_bytes(workspace: Path) -> bytes:
     return b"".join(p.read_bytes() for p in (workspace / ".sexp").rglob("*") if p.is_file())
 
 
+def write_reader(workspace: Path, path: str, instructions: str) -> None:
+    """p.sexp, a task whose model (scripted in replies.json) reads `path` with a tool, then answers."""
+    replies = [
+        {"content": "", "tool_calls": [{"name": "read_file", "arguments": {"path": path}}]},
+        "<output>done</output>",
+    ]
+    (workspace / "replies.json").write_text(json.dumps(replies))
+    (workspace / "p.sexp").write_text(
+        f'(defatom reader (instructions "{instructions}") (tools read_file))\n(reader)\n'
+    )
+
+
 def test_dot_env_is_closed_to_programs_tools_and_the_index(cli: Cli, workspace: Path) -> None:
     (workspace / ".env").write_text(f"OPENAI_API_KEY={KEY}\n")
     (workspace / ".env.local").write_text(f"OTHER_TOKEN={KEY}\n")
@@ -22,14 +34,7 @@ def test_dot_env_is_closed_to_programs_tools_and_the_index(cli: Cli, workspace: 
     status, _, err = cli("eval", '(write-file ".env.local" "x")')
     assert status == 1 and "holds secrets" in err
     assert cli("eval", '(try (read-file ".sexp/store.db") (catch e (get e "type")))')[1] == '"FILE_ERROR"\n'
-    replies = [
-        {"content": "", "tool_calls": [{"name": "read_file", "arguments": {"path": ".env"}}]},
-        "<output>done</output>",
-    ]
-    (workspace / "replies.json").write_text(json.dumps(replies))
-    (workspace / "p.sexp").write_text(
-        '(defatom reader (instructions "Read .env") (tools read_file))\n(reader)\n'
-    )
+    write_reader(workspace, ".env", "Read .env")
     status, out, err = cli("run", "--model", "mock/m", "--mock-responses", "replies.json", "p.sexp")
     assert status == 0 and KEY not in out + err
     assert cli("index")[0] == 0
@@ -40,14 +45,7 @@ def test_dot_env_is_closed_to_programs_tools_and_the_index(cli: Cli, workspace: 
 
 def test_keys_in_tool_results_and_inputs_are_scrubbed(cli: Cli, workspace: Path) -> None:
     (workspace / "config.txt").write_text(f"key = {KEY}\n")
-    replies = [
-        {"content": "", "tool_calls": [{"name": "read_file", "arguments": {"path": "config.txt"}}]},
-        "<output>done</output>",
-    ]
-    (workspace / "replies.json").write_text(json.dumps(replies))
-    (workspace / "p.sexp").write_text(
-        '(defatom reader (instructions "Read config") (tools read_file))\n(reader)\n'
-    )
+    write_reader(workspace, "config.txt", "Read config")
     args = ("--model", "mock/m", "--mock-responses", "replies.json", "--set", f"token={KEY}", "p.sexp")
     status, _, _ = cli("run", *args)
     assert status == 0
