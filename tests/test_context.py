@@ -297,15 +297,19 @@ def test_fresh_context_finds_indexed_files(cli: Cli, workspace: Path, server: LL
     assert '<file path="owls.md">\n# Owls' in message and "bread.md" not in message
 
 
+def find_then_loop(director: str) -> str:
+    """(find "owls") in a sequential, then a one-iteration loop whose director is `director`."""
+    return (
+        '(sequential (find "owls")'
+        ' (director-evaluator-loop (max-iterations 1) (initial-director-input "owls")'
+        f" (director {director}) (evaluator (lambda (out plan i) true))))"
+    )
+
+
 def test_director_evaluator_phases_inherit_no_context(workspace: Path, server: LLMServer) -> None:
     server.script("<output>a</output><notes><fact>x</fact></notes>", "<output>plan</output>")
     rt = make_runtime(workspace, server)
-    rt.run_source(
-        TASKS
-        + '(sequential (find "owls")'
-        + ' (director-evaluator-loop (max-iterations 1) (initial-director-input "owls")'
-        + " (director write_up) (evaluator (lambda (out plan i) true))))"
-    )
+    rt.run_source(TASKS + find_then_loop("write_up"))
     assert user_message(server, 1) == "Write about owls"  # the loop's defaults: inherit none
 
 
@@ -316,9 +320,7 @@ def test_inherit_full_overrides_a_loops_fresh_default(workspace: Path, server: L
         TASKS
         + '(defatom greedy (params (topic str)) (instructions "Plan {{topic}}")'
         + ' (context (inherit_context "full")))'
-        + '(sequential (find "owls")'
-        + ' (director-evaluator-loop (max-iterations 1) (initial-director-input "owls")'
-        + " (director greedy) (evaluator (lambda (out plan i) true))))"
+        + find_then_loop("greedy")
     )
     assert result.status == "COMPLETE"
     assert "[find] fact: x" in user_message(server, 1)
