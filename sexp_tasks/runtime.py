@@ -130,7 +130,6 @@ class Runtime:
 
         from .errors import RunError
         from .journal import Journal, program_hash
-        from .primitives.text import json_parse
 
         store = self._open_store(create=False)
         run = store.run(run_id)
@@ -150,8 +149,8 @@ class Runtime:
                 " none (to reuse them), or --force"
             )
         if not given:
-            for name, value in recorded.items():
-                self.define(name, json_parse(json.dumps(value)))
+            for name, value in recorded.items():  # JSON values are the language's values as they are
+                self.define(name, value)
         self._run_lock = store.hold_run(run_id)
         store.reopen_run(run_id, digest if force else None, given if force and given else None)
         self.tasks.journal = Journal(store, run_id, resuming=True, root=_program_root(program))

@@ -172,20 +172,19 @@ class Store:
         self.write(
             """INSERT INTO runs (id, program, program_hash, inputs, status, started_at)
                VALUES (?, ?, ?, ?, ?, ?)""",
-            (run_id, program, program_hash, scrub(json.dumps(inputs, default=str)), "running", time.time()),
+            (run_id, program, program_hash, _scrubbed_json(inputs), "running", time.time()),
         )
 
     def reopen_run(
         self, run_id: str, program_hash: str | None = None, inputs: dict[str, Any] | None = None
     ) -> None:
         """Mark the run running again; a forced resume records the program and inputs it now has."""
-        self.write("UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?", (run_id,))
-        if program_hash is not None:
-            self.write("UPDATE runs SET program_hash = ? WHERE id = ?", (program_hash, run_id))
-        if inputs is not None:
-            self.write(
-                "UPDATE runs SET inputs = ? WHERE id = ?", (scrub(json.dumps(inputs, default=str)), run_id)
-            )
+        self.write(
+            """UPDATE runs SET status = 'running', ended_at = NULL,
+                   program_hash = COALESCE(?, program_hash), inputs = COALESCE(?, inputs)
+               WHERE id = ?""",
+            (program_hash, None if inputs is None else _scrubbed_json(inputs), run_id),
+        )
 
     def end_run(self, run_id: str, status: str) -> None:
         self.write("UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), run_id))
@@ -239,7 +238,7 @@ class Store:
                WHERE run_id = ? AND key = ?""",
             (
                 status,
-                scrub(json.dumps(result, default=str)),  # a tool may have read a key: never store it
+                _scrubbed_json(result),  # a tool may have read a key: never store it
                 prompt_tokens,
                 completion_tokens,
                 cost_usd,
@@ -266,3 +265,8 @@ class Store:
                WHERE kind = 'task' AND success_score IS NOT NULL GROUP BY name"""
         )
         return {row["name"]: float(row["score"]) for row in rows}
+
+
+def _scrubbed_json(value: Any) -> str:
+    """value as the JSON text the store keeps, with any provider key masked."""
+    return scrub(json.dumps(value, default=str))
