@@ -203,22 +203,27 @@ def _suffix(rel: str) -> str:
 
 
 def _candidates(target: Path) -> tuple[list[str], set[str]]:
-    """(files to index, relative to target's directory; the ones git tracks)."""
+    """(files to index, relative to target's directory; the ones git tracks). Files that hold keys
+    are never among them: nothing about them is described to a model."""
+    found, tracked = _listed(target)
+    kept = [name for name in found if not is_secret_file(name)]
+    return kept, tracked & set(kept)
+
+
+def _listed(target: Path) -> tuple[list[str], set[str]]:
     if target.is_file():
         listed = git.listed_files(target.parent)
         tracked = listed[1] & {target.name} if listed else set()
-        return ([] if is_secret_file(target.name) else [target.name]), tracked
+        return [target.name], tracked
     listed = git.listed_files(target)
     if not listed or not listed[0]:  # not in git, or a directory git ignores: walk it
         return sorted(_walk(target)), set()
     names, tracked = listed
-    kept = [n for n in names if not _skipped_dir(n)]
-    return kept, tracked & set(kept)
+    return [n for n in names if not _skipped_dir(n)], tracked
 
 
 def _skipped_dir(name: str) -> bool:
-    """Files under skipped directories, and files that hold keys (never described to a model)."""
-    return is_secret_file(name) or any(part in SKIP_DIRS for part in name.split("/")[:-1])
+    return any(part in SKIP_DIRS for part in name.split("/")[:-1])
 
 
 def _walk(top: Path) -> Iterator[str]:
@@ -227,6 +232,4 @@ def _walk(top: Path) -> Iterator[str]:
         here = Path(directory)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not (here / d / "pyvenv.cfg").exists())
         for name in names:
-            relative = (here / name).relative_to(top).as_posix()
-            if not is_secret_file(relative):
-                yield relative
+            yield (here / name).relative_to(top).as_posix()

@@ -216,9 +216,11 @@ class TaskSystem:
         listing that failed is recorded FAILED, and runs again on resume."""
         journal = self.journal
         assert journal is not None
-        base = task_site if isinstance(task_site, str) else site_of(task_site, journal.root)
 
         def journaled(command: str) -> tuple[list[str], list[str]]:
+            # keyed only when a command is listed: most tasks have none, and this is every call's path
+            base = task_site if isinstance(task_site, str) else site_of(task_site, journal.root)
+
             def perform() -> TaskResult:
                 paths, warnings = list_command(command)
                 if not warnings:
