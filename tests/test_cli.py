@@ -225,6 +225,21 @@ def test_an_error_in_a_loaded_file_names_that_file(cli: Cli, workspace: Path) ->
     assert re.match(r".*helper\.sexp:2:1: error: nth: index 5 out of range", err.splitlines()[0])
 
 
+def test_a_byte_order_mark_before_a_program_or_a_loaded_file_is_ignored(cli: Cli, workspace: Path) -> None:
+    write(workspace / "lib.sexp", "\ufeff(define (helper) 'from-lib)\n")
+    write(workspace / "main.sexp", '\ufeff(load "lib.sexp")\n(helper)\n')
+    assert cli("run", "main.sexp") == (EXIT_OK, "from-lib\n", "")
+    assert cli("eval", "\ufeff(+ 1 2)") == (EXIT_OK, "3\n", "")
+    assert cli("check", "main.sexp")[0] == EXIT_OK
+
+
+def test_a_lone_surrogate_escape_is_a_syntax_error(cli: Cli) -> None:
+    code, out, err = cli("eval", '(length "ab\\ud83d")')
+    assert (code, out) == (EXIT_USAGE, "")
+    assert err.splitlines()[0].startswith("<eval>:1:12: error: lone surrogate '\\ud83d'")
+    assert cli("eval", '(length "\\ud83d\\ude00")') == (EXIT_OK, "1\n", "")
+
+
 def test_log_message_goes_to_stderr(cli: Cli) -> None:
     assert cli("eval", '(log-message "step" 1)') == (EXIT_OK, '"step 1"\n', "log: step 1\n")
 
