@@ -11,6 +11,7 @@ class SexpError(Exception):
     """Every error a user can cause; span says where, when known."""
 
     error_type = "RUNTIME_ERROR"
+    note: str | None = None  # shown on a line of its own after the error (where a library raised it)
 
     def __init__(self, message: str, span: Span | None = None, details: Any = None) -> None:
         super().__init__(message)

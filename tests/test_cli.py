@@ -217,6 +217,23 @@ def test_error_raised_by_the_program_exits_1(cli: Cli) -> None:
     assert err.splitlines()[0] == "<eval>:1:25: error: custom failure"
 
 
+def test_an_uncaught_error_shows_its_data_after_the_message(cli: Cli) -> None:
+    code, _, err = cli("eval", '(error "writer failed" (dict "path" "x.txt" "code" 3))')
+    assert code == EXIT_ERROR
+    assert err.splitlines()[0] == '<eval>:1:1: error: writer failed {"path" "x.txt" "code" 3}'
+    code, _, err = cli("eval", '(error "no data")')
+    assert err.splitlines()[0] == "<eval>:1:1: error: no data"
+
+
+def test_an_uncaught_errors_data_is_clipped_to_one_line(cli: Cli) -> None:
+    code, _, err = cli("eval", '(error "big" (list "line\\none" (range 500)))')
+    assert code == EXIT_ERROR
+    first = err.splitlines()[0]
+    assert first.startswith('<eval>:1:1: error: big ("line\\none" (0 1 2 3 ')
+    assert first.endswith("…") and len(first) < 300
+    assert err.splitlines()[1] == '  (error "big" (list "line\\none" (range 500)))'
+
+
 def test_an_error_in_a_loaded_file_names_that_file(cli: Cli, workspace: Path) -> None:
     write(workspace / "lib" / "helper.sexp", "\n(nth '(1) 5)\n")
     write(workspace / "main.sexp", '(load "lib/helper.sexp")\n')
