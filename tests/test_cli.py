@@ -234,6 +234,18 @@ def test_an_uncaught_errors_data_is_clipped_to_one_line(cli: Cli) -> None:
     assert err.splitlines()[1] == '  (error "big" (list "line\\none" (range 500)))'
 
 
+def test_an_error_inside_a_library_procedure_points_at_the_call_and_notes_the_library(
+    cli: Cli, workspace: Path
+) -> None:
+    write(workspace / "prog.sexp", '(define answer "not json")\n(print (task-json answer))\n')
+    code, _, err = cli("run", "prog.sexp")
+    assert code == EXIT_ERROR
+    lines = err.splitlines()
+    assert lines[0].startswith("prog.sexp:2:8: error: json-parse: invalid JSON")
+    assert lines[1:3] == ["  (print (task-json answer))", "         ^"]
+    assert re.fullmatch(r"note: raised in task-json \(stdlib/tasks\.sexp:\d+:\d+\)", lines[3])
+
+
 def test_an_error_in_a_loaded_file_names_that_file(cli: Cli, workspace: Path) -> None:
     write(workspace / "lib" / "helper.sexp", "\n(nth '(1) 5)\n")
     write(workspace / "main.sexp", '(load "lib/helper.sexp")\n')

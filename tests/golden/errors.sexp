@@ -133,3 +133,16 @@ if
 ;!! did you mean 'string-append'
 (len "abc")
 ;!! did you mean 'length'
+
+;; An error raised inside a library procedure points at the program's call of it.
+(task-json "not json")
+;!! errors.sexp:138:1: error: json-parse: invalid JSON
+(define (parse-answer r) (task-json r))
+(parse-answer "still not json")
+;!! errors.sexp:141:1: error: json-parse: invalid JSON
+(sum (list 1 "a"))
+;!! errors.sexp:143:1: error: +: expected numbers
+(try (task-json "x") (catch e (list (get e "line") (get e "column"))))
+;=> (145 6)
+(any? (lambda (x) (car x)) (list 5))
+;!! errors.sexp:147:19: error: car: expected a list
