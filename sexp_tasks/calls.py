@@ -83,7 +83,7 @@ def apply_other(fn: Value, args: list[Value], span: Span | None, depth: int) -> 
             return fn.fn(*args)
         except SexpError as err:
             raise err.at(span)
-        except Exception as exc:  # a primitive's Python failure becomes the user's error
+        except Exception as exc:  # the user's error, when the program caused it (primitive_failure)
             raise primitive_failure(fn, args, exc, span) from exc
     if isinstance(fn, Procedure):
         try:
@@ -98,18 +98,26 @@ def apply_other(fn: Value, args: list[Value], span: Span | None, depth: int) -> 
 
 
 def primitive_failure(fn: Primitive, args: list[Value], exc: Exception, span: Span | None) -> SexpError:
-    """Explain why a primitive failed: wrong argument count, else the Python error in its words."""
+    """The language error for a Python exception out of a primitive, or the exception itself again.
+
+    A primitive reports the program's mistakes (a wrong type, a value out of range) as
+    SexpErrors itself. What reaches here is a wrong argument count (the Python call refused it),
+    data nested too deeply, or arithmetic Python cannot carry out (a float overflow, an int too
+    large for a float): those are the program's too. Anything else is a bug in the primitive,
+    re-raised as it is, so that it shows as an internal error and never as the user's.
+    """
     n = len(args)
     if n < fn.min_args or (fn.max_args is not None and n > fn.max_args):
         return ArityError(f"{fn.name}: {expected_count(fn.min_args, fn.max_args)}, got {n}", span)
     if isinstance(exc, RecursionError):
         return RecursionDepthError(f"{fn.name}: data nested too deeply", span)
-    if isinstance(exc, TypeError):
-        kinds = ", ".join(type_name(a) for a in args)
-        return TypeError_(f"{fn.name}: cannot be applied to ({kinds})", span)
     if isinstance(exc, ZeroDivisionError):
         return ValueError_(f"{fn.name}: division by zero", span)
-    return ValueError_(f"{fn.name}: {exc}", span)
+    if isinstance(exc, ArithmeticError):
+        return ValueError_(f"{fn.name}: {exc}", span)
+    if isinstance(exc, MemoryError):
+        return ValueError_(f"{fn.name}: not enough memory for the result", span)
+    raise exc
 
 
 def expected_count(low: int, high: int | None) -> str:

@@ -223,10 +223,8 @@ def _guarded(
     except Exception as exc:  # a bug in sexp itself, not the user's mistake
         if debug:
             traceback.print_exc(file=sys.stderr)
-        else:
-            print(
-                f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr
-            )
+        hint = "" if debug else " (run with --debug for details)"
+        print(f"internal error: {type(exc).__name__}: {exc}{hint}", file=sys.stderr)
         return EXIT_ERROR
 
 

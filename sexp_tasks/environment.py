@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .errors import NameError_
+from .errors import FormError, NameError_
 from .source import Span
 from .suggest import did_you_mean
 from .values import Value
@@ -38,11 +38,16 @@ class GlobalEnvironment:
         self.values[name] = value
 
     def missing(self, name: str, span: Span | None, scope: Scope | None) -> Value:
-        """The value of a name no definition binds: a resolver's, else a NameError with suggestions."""
+        """The value of a name no definition binds: a resolver's, else a NameError with suggestions
+        (a FormError for a special form's name: it has no value to give)."""
         for resolve in self.resolvers:
             found = resolve(name)
             if found is not None:
                 return found
+        if name in self.reserved:
+            raise FormError(
+                f"'{name}' is a special form, not a value; it can only begin a form, as in ({name} ...)", span
+            )
         raise NameError_(f"unbound symbol '{name}'{self.suggestion(name, scope)}", span)
 
     def suggestion(self, name: str, scope: Scope | None) -> str:

@@ -11,6 +11,7 @@ class SexpError(Exception):
     """Every error a user can cause; span says where, when known."""
 
     error_type = "RUNTIME_ERROR"
+    note: str | None = None  # shown on a line of its own after the error (where a library raised it)
 
     def __init__(self, message: str, span: Span | None = None, details: Any = None) -> None:
         super().__init__(message)
@@ -31,9 +32,19 @@ class SexpError(Exception):
         return value
 
     def at(self, span: Span | None) -> SexpError:
-        """Attach span if this error has none yet; return self for `raise err.at(node.span)`."""
+        """Attach span if this error has none yet; return self for `raise err.at(node.span)`.
+
+        An error positioned inside a library file moves to the first span outside one that it
+        passes on its way out, the program's call of the library procedure, and keeps where the
+        library raised it as its note.
+        """
         if self.span is None:
             self.span = span
+        elif span is not None and span[0].library is None:
+            library = self.span[0].library
+            if library is not None:
+                self.note = self.note or f"raised in {library.where(self.span[1], self.span[2])}"
+                self.span = span
         return self
 
 

@@ -16,6 +16,7 @@ from .environment import TOP_FRAME, GlobalEnvironment
 from .errors import FormError
 from .nodes import FunctionCallNode, Node, Symbol
 from .reader import read
+from .source import LibraryFile
 from .values import Value
 
 
@@ -32,12 +33,20 @@ class LazyDefinitions:
 
     def add_file(self, path: Path) -> None:
         """Read a library file; every form must be a (define ...)."""
-        for form in read(path.read_text(encoding="utf-8"), str(path)):
+        forms = read(path.read_text(encoding="utf-8"), str(path))
+        starts: list[tuple[int, int, str]] = []
+        for form in forms:
             name = _defined_name(form)
+            span = getattr(form, "span", None)
             if name is None:
-                span = getattr(form, "span", None)
                 raise FormError("a library file may only hold (define ...) forms", span)
             self._pending[name] = form
+            if span is not None:
+                starts.append((span.line, span.column, name))
+        if forms and getattr(forms[0], "span", None) is not None:
+            # Errors raised in this file are shown at the program's call (SexpError.at).
+            label = f"{path.parent.name}/{path.name}"
+            forms[0].span.source.library = LibraryFile(label, tuple(starts))  # type: ignore[union-attr]
 
     @property
     def names(self) -> list[str]:

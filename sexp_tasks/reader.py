@@ -25,7 +25,9 @@ MAX_NESTING = 100_000
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+(?=[eE]))(?:[eE][+-]?[0-9]+)?\Z")
-_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
+# A surrogate pair written as two escapes is one character, as in JSON; it is matched whole.
+_ESCAPE = re.compile(r"\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)", re.S)
+_BOM = "\ufeff"
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 _NAMED_ATOMS: dict[str, Any] = {"true": True, "false": False, "nil": None}
 _PREFIX_NAMES = {
@@ -341,18 +343,32 @@ def _unescape(body: str, span: Span) -> str:
         code = match.group(1)
         if code in _SIMPLE_ESCAPES:
             return _SIMPLE_ESCAPES[code]
+        if code[0] == "u" and len(code) == 11:  # a high and a low surrogate
+            high, low = int(code[1:5], 16), int(code[7:], 16)
+            return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
         if code[0] == "u" and len(code) == 5:
-            return chr(int(code[1:], 16))
-        before = body[: match.start()]
-        line = span.line + before.count("\n")
-        column = span.column + 1 + len(before) if line == span.line else len(before) - before.rfind("\n")
+            if not 0xD800 <= int(code[1:], 16) <= 0xDFFF:
+                return chr(int(code[1:], 16))
+            raise ReadError(
+                f"lone surrogate '\\{code}' in string (a \\uD800-\\uDBFF escape must be followed"
+                " by a \\uDC00-\\uDFFF one)",
+                _escape_span(body, match.start(), span),
+            )
         shown = "\\u" if code == "u" else "\\" + code
         raise ReadError(
             f"unknown escape '{shown}' in string (expected \\n \\t \\r \\\" \\\\ or \\uXXXX)",
-            Span((span.source, line, column)),
+            _escape_span(body, match.start(), span),
         )
 
     return _ESCAPE.sub(replace, body)
+
+
+def _escape_span(body: str, offset: int, span: Span) -> Span:
+    """The span of the backslash at offset in the body of the string that starts at span."""
+    before = body[:offset]
+    line = span.line + before.count("\n")
+    column = span.column + 1 + len(before) if line == span.line else len(before) - before.rfind("\n")
+    return Span((span.source, line, column))
 
 
 class Reader:
@@ -364,7 +380,12 @@ class Reader:
         self._parser = _Parser(tables)
 
     def read(self, text: str, origin: str = "<input>") -> list[Node]:
-        """Return the top-level forms of `text`; raise ReadError with a position on bad syntax."""
+        """Return the top-level forms of `text`; raise ReadError with a position on bad syntax.
+
+        A leading byte-order mark (editors on Windows write one) is not part of the program.
+        """
+        if text.startswith(_BOM):
+            text = text[1:]
         source = Source(origin, text)
         return self._parser.parse(self._lexer.tokens(source), source)
 

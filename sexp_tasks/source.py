@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from operator import itemgetter
 
 
 class Source:
-    """A named text the reader read; spans keep a reference so errors can quote it."""
+    """A named text the reader read; spans keep a reference so errors can quote it.
 
-    __slots__ = ("name", "text", "_lines")
+    `library` is set for the library files that ship with sexp (stdlib/*.sexp): an error
+    raised in one is shown at the program's call instead (SexpError.at).
+    """
+
+    __slots__ = ("name", "text", "_lines", "library")
 
     def __init__(self, name: str, text: str) -> None:
         self.name = name
         self.text = text
         self._lines: list[str] | None = None
+        self.library: LibraryFile | None = None
 
     def line(self, number: int) -> str:
         """Return line `number` (from 1) without its newline, or '' past the end."""
@@ -25,6 +31,22 @@ class Source:
 
     def __repr__(self) -> str:
         return f"Source({self.name!r})"
+
+
+@dataclass(frozen=True)
+class LibraryFile:
+    """A library source as users are told about it: a short name and where each definition starts."""
+
+    label: str  # "stdlib/tasks.sexp"
+    definitions: tuple[tuple[int, int, str], ...]  # (line, column, name) of each, in order
+
+    def where(self, line: int, column: int) -> str:
+        """'task-json (stdlib/tasks.sexp:12:5)': the definition holding a position, and the position."""
+        holder = [
+            name for at_line, at_column, name in self.definitions if (at_line, at_column) <= (line, column)
+        ]
+        place = f"{self.label}:{line}:{column}"
+        return f"{holder[-1]} ({place})" if holder else place
 
 
 class Span(tuple[Source, int, int]):

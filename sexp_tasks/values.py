@@ -52,18 +52,29 @@ class Procedure:
 
 
 class Primitive(Procedure):
-    """A procedure written in Python; `fn` takes the arguments positionally."""
+    """A procedure written in Python; `fn` takes the arguments positionally.
 
-    __slots__ = ("name", "fn", "min_args", "max_args", "doc")
+    `signatures` are its documented forms, `("(reduce f init xs)", "(reduce f xs)")`, which
+    its arity (min_args, max_args) comes from.
+    """
+
+    __slots__ = ("name", "fn", "min_args", "max_args", "doc", "signatures")
 
     def __init__(
-        self, name: str, fn: Callable[..., Value], min_args: int, max_args: int | None, doc: str
+        self,
+        name: str,
+        fn: Callable[..., Value],
+        min_args: int,
+        max_args: int | None,
+        doc: str,
+        signatures: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.fn = fn
         self.min_args = min_args
         self.max_args = max_args
         self.doc = doc
+        self.signatures = signatures
 
     def apply(self, args: list[Value], depth: int) -> Value:
         return self.fn(*args)

@@ -217,12 +217,56 @@ def test_error_raised_by_the_program_exits_1(cli: Cli) -> None:
     assert err.splitlines()[0] == "<eval>:1:25: error: custom failure"
 
 
+def test_an_uncaught_error_shows_its_data_after_the_message(cli: Cli) -> None:
+    code, _, err = cli("eval", '(error "writer failed" (dict "path" "x.txt" "code" 3))')
+    assert code == EXIT_ERROR
+    assert err.splitlines()[0] == '<eval>:1:1: error: writer failed {"path" "x.txt" "code" 3}'
+    code, _, err = cli("eval", '(error "no data")')
+    assert err.splitlines()[0] == "<eval>:1:1: error: no data"
+
+
+def test_an_uncaught_errors_data_is_clipped_to_one_line(cli: Cli) -> None:
+    code, _, err = cli("eval", '(error "big" (list "line\\none" (range 500)))')
+    assert code == EXIT_ERROR
+    first = err.splitlines()[0]
+    assert first.startswith('<eval>:1:1: error: big ("line\\none" (0 1 2 3 ')
+    assert first.endswith("…") and len(first) < 300
+    assert err.splitlines()[1] == '  (error "big" (list "line\\none" (range 500)))'
+
+
+def test_an_error_inside_a_library_procedure_points_at_the_call_and_notes_the_library(
+    cli: Cli, workspace: Path
+) -> None:
+    write(workspace / "prog.sexp", '(define answer "not json")\n(print (task-json answer))\n')
+    code, _, err = cli("run", "prog.sexp")
+    assert code == EXIT_ERROR
+    lines = err.splitlines()
+    assert lines[0].startswith("prog.sexp:2:8: error: json-parse: invalid JSON")
+    assert lines[1:3] == ["  (print (task-json answer))", "         ^"]
+    assert re.fullmatch(r"note: raised in task-json \(stdlib/tasks\.sexp:\d+:\d+\)", lines[3])
+
+
 def test_an_error_in_a_loaded_file_names_that_file(cli: Cli, workspace: Path) -> None:
     write(workspace / "lib" / "helper.sexp", "\n(nth '(1) 5)\n")
     write(workspace / "main.sexp", '(load "lib/helper.sexp")\n')
     code, _, err = cli("run", "main.sexp")
     assert code == EXIT_ERROR
     assert re.match(r".*helper\.sexp:2:1: error: nth: index 5 out of range", err.splitlines()[0])
+
+
+def test_a_byte_order_mark_before_a_program_or_a_loaded_file_is_ignored(cli: Cli, workspace: Path) -> None:
+    write(workspace / "lib.sexp", "\ufeff(define (helper) 'from-lib)\n")
+    write(workspace / "main.sexp", '\ufeff(load "lib.sexp")\n(helper)\n')
+    assert cli("run", "main.sexp") == (EXIT_OK, "from-lib\n", "")
+    assert cli("eval", "\ufeff(+ 1 2)") == (EXIT_OK, "3\n", "")
+    assert cli("check", "main.sexp")[0] == EXIT_OK
+
+
+def test_a_lone_surrogate_escape_is_a_syntax_error(cli: Cli) -> None:
+    code, out, err = cli("eval", '(length "ab\\ud83d")')
+    assert (code, out) == (EXIT_USAGE, "")
+    assert err.splitlines()[0].startswith("<eval>:1:12: error: lone surrogate '\\ud83d'")
+    assert cli("eval", '(length "\\ud83d\\ude00")') == (EXIT_OK, "1\n", "")
 
 
 def test_log_message_goes_to_stderr(cli: Cli) -> None:
@@ -504,6 +548,10 @@ def test_check_accepts_a_good_file_without_running_it(cli: Cli, workspace: Path)
         ("(let ((x)) x)\n", "good.sexp:1:7: error: let: each binding must be (name expr)"),
         ("(print 1)\n(if)\n", "good.sexp:2:1: error: if: expected (if test then [else])"),
         ("(car 1 2)\n", "good.sexp:1:1: error: car: expected 1 argument, got 2"),
+        ("(rest (list 1 2 3) 99)\n", "good.sexp:1:1: error: rest: expected 1 argument, got 2"),
+        ('(first 5 "boom")\n', "good.sexp:1:1: error: first: expected 1 argument, got 2"),
+        ('(string-join (list "a") "," 3)\n', "good.sexp:1:1: error: string-join: expected 1 to 2 arguments"),
+        ("(pmap inc (list 1) :concurrency 2 3 4)\n", "good.sexp:1:1: error: pmap: expected 2 to 4 arguments"),
         ("(define (f a b) (+ a b))\n(print (f 1))\n", "good.sexp:2:8: error: f: expected 2 arguments, got 1"),
         ("(define g (lambda (a) a))\n(g)\n", "good.sexp:2:1: error: g: expected 1 argument, got 0"),
         ("(define (h) (f 1 2))\n(define (f a) a)\n", "good.sexp:1:13: error: f: expected 1 argument, got 2"),

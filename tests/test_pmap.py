@@ -163,7 +163,7 @@ def test_elements_see_the_callers_context_variables(runtime: Runtime) -> None:
         ("(pmap abs (list 1) :concurrency true)", "must be a positive integer, got true"),
         ("(pmap abs (list 1) :concurrency)", ":concurrency needs a value"),
         ("(pmap abs (list 1) :speed 2)", "unexpected argument :speed"),
-        ("(pmap abs)", "pmap: expected at least 2 arguments, got 1"),
+        ("(pmap abs)", "pmap: expected 2 to 4 arguments, got 1"),
     ],
 )
 def test_bad_arguments_are_positioned_errors(runtime: Runtime, program: str, message: str) -> None:

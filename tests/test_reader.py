@@ -511,3 +511,51 @@ def test_error_span_names_the_origin() -> None:
     err = read_error("(a", "prog.sexp")
     assert err.span is not None
     assert str(err.span) == "prog.sexp:1:1"
+
+
+# Byte-order marks and surrogate escapes ------------------------------------------------
+
+
+def test_a_leading_byte_order_mark_is_ignored() -> None:
+    assert read("\ufeff(a 1)") == [call("a", Literal(1))]
+    (form,) = read("\ufeff\n(b)")
+    assert form.span is not None and (form.span.line, form.span.column) == (2, 1)
+
+
+def test_a_byte_order_mark_elsewhere_is_still_an_error() -> None:
+    err = read_error("(a \ufeff)")
+    assert str(err) == f"unexpected character {chr(0xFEFF)!r}"
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        (r'"\ud83d\ude00"', "\U0001f600"),
+        (r'"a\uD83D\uDE00b"', "a\U0001f600b"),
+        (r'"\ud83d\ude00\ud83d\ude01"', "\U0001f600\U0001f601"),
+    ],
+)
+def test_surrogate_pair_escapes_combine_into_one_character(text: str, value: str) -> None:
+    assert one(text) == Literal(value)
+
+
+def test_an_escaped_surrogate_pair_has_length_one() -> None:
+    node = one(r'"\ud83d\ude00"')
+    assert isinstance(node, Literal) and len(node.value) == 1
+
+
+@pytest.mark.parametrize(
+    "text, shown, column",
+    [
+        (r'"\ud83d"', "\\ud83d", 2),
+        (r'"ab\ude00"', "\\ude00", 4),
+        (r'"\ud83dx"', "\\ud83d", 2),
+        (r'"\ude00\ud83d"', "\\ude00", 2),
+        (r'"\ud83d\ud83d"', "\\ud83d", 2),
+        (r'"\ud83d\n"', "\\ud83d", 2),
+    ],
+)
+def test_a_lone_surrogate_escape_is_a_syntax_error_at_the_escape(text: str, shown: str, column: int) -> None:
+    err = read_error(f"(a {text})")
+    assert "surrogate" in str(err) and shown in str(err)
+    assert where(err) == (1, column + 3)

@@ -20,7 +20,7 @@ def _check(name: str, args: tuple[Any, ...]) -> None:
             raise TypeError_(f"{name}: expected numbers, got {to_repr(arg)} ({type_name(arg)})")
 
 
-@primitive("+")
+@primitive("+", signature="(+ x...)")
 def add(*args: Any) -> Any:
     """Sum of the arguments; 0 for none."""
     if len(args) == 2:
@@ -34,7 +34,7 @@ def add(*args: Any) -> Any:
     return total
 
 
-@primitive("-")
+@primitive("-", signature="(- x y...)")
 def subtract(first: Any, *rest: Any) -> Any:
     """Negate one argument, or subtract the rest from the first."""
     if len(rest) == 1:
@@ -49,7 +49,7 @@ def subtract(first: Any, *rest: Any) -> Any:
     return first
 
 
-@primitive("*")
+@primitive("*", signature="(* x...)")
 def multiply(*args: Any) -> Any:
     """Product of the arguments; 1 for none."""
     _check("*", args)
@@ -59,7 +59,7 @@ def multiply(*args: Any) -> Any:
     return product
 
 
-@primitive("/")
+@primitive("/", signature="(/ x y...)")
 def divide(first: Any, *rest: Any) -> Any:
     """True division; (/ x) is 1/x."""
     _check("/", (first, *rest))
@@ -73,7 +73,7 @@ def divide(first: Any, *rest: Any) -> Any:
     return first
 
 
-@primitive("//")
+@primitive("//", signature="(// a b)")
 def floor_divide(a: Any, b: Any) -> Any:
     """Floor division, as Python's //."""
     _check("//", (a, b))
@@ -82,7 +82,7 @@ def floor_divide(a: Any, b: Any) -> Any:
     return a // b
 
 
-@primitive("mod")
+@primitive("mod", signature="(mod a b)")
 def modulo(a: Any, b: Any) -> Any:
     """Remainder with the sign of the divisor, as Python's %."""
     _check("mod", (a, b))
@@ -91,31 +91,33 @@ def modulo(a: Any, b: Any) -> Any:
     return a % b
 
 
-@primitive("abs")
+@primitive("abs", signature="(abs x)")
 def absolute(x: Any) -> Any:
     """Absolute value."""
     _check("abs", (x,))
     return abs(x)
 
 
-@primitive("min")
+@primitive("min", signature="(min x y...)")
 def minimum(first: Any, *rest: Any) -> Any:
     """Smallest argument."""
     _check("min", (first, *rest))
     return min(first, *rest) if rest else first
 
 
-@primitive("max")
+@primitive("max", signature="(max x y...)")
 def maximum(first: Any, *rest: Any) -> Any:
     """Largest argument."""
     _check("max", (first, *rest))
     return max(first, *rest) if rest else first
 
 
-@primitive("round")
+@primitive("round", signature="(round x [digits])")
 def round_number(x: Any, digits: Any = None) -> Any:
     """Round as Python does (halves to even); (round x n) keeps n digits."""
     _check("round", (x,) if digits is None else (x, digits))
+    if digits is not None and not isinstance(digits, int):  # a count of digits (booleans count)
+        raise TypeError_(f"round: cannot be applied to ({type_name(x)}, {type_name(digits)})")
     if isinstance(x, float) and not math.isfinite(x) and digits is None:
         raise ValueError_(f"round: cannot round {to_repr(x)}")
     return round(x) if digits is None else round(x, digits)
@@ -139,13 +141,13 @@ def _ordered(name: str, args: tuple[Any, ...]) -> None:
             raise TypeError_(f"{name}: expected numbers or strings, got {to_repr(arg)} ({type_name(arg)})")
 
 
-@primitive("=")
+@primitive("=", signature="(= x y...)")
 def equal_numbers(first: Any, *rest: Any) -> bool:
     """Whether all arguments are equal (1 and 1.0 are)."""
     return all(first == other for other in rest)
 
 
-@primitive("<")
+@primitive("<", signature="(< x y...)")
 def less(first: Any, *rest: Any) -> bool:
     """Whether the arguments strictly increase."""
     if len(rest) == 1:
@@ -156,21 +158,21 @@ def less(first: Any, *rest: Any) -> bool:
     return _compare("<", (first, *rest), lambda a, b: a < b)
 
 
-@primitive(">")
+@primitive(">", signature="(> x y...)")
 def greater(first: Any, *rest: Any) -> bool:
     """Whether the arguments strictly decrease."""
     _ordered(">", (first, *rest))
     return _compare(">", (first, *rest), lambda a, b: a > b)
 
 
-@primitive("<=")
+@primitive("<=", signature="(<= x y...)")
 def less_equal(first: Any, *rest: Any) -> bool:
     """Whether the arguments never decrease."""
     _ordered("<=", (first, *rest))
     return _compare("<=", (first, *rest), lambda a, b: a <= b)
 
 
-@primitive(">=")
+@primitive(">=", signature="(>= x y...)")
 def greater_equal(first: Any, *rest: Any) -> bool:
     """Whether the arguments never increase."""
     _ordered(">=", (first, *rest))

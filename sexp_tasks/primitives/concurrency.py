@@ -40,7 +40,7 @@ Element = Callable[[int], Value]  # runs element i, giving its value or its FAIL
 IN_ELEMENT: contextvars.ContextVar[bool] = contextvars.ContextVar("sexp_pmap_element", default=False)
 
 
-@primitive("pmap")
+@primitive("pmap", signature="(pmap f xs [:concurrency n])")
 def pmap(ctx: Any, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
     """(f x) for each element on up to n threads (`:concurrency n`, default from config), in order."""
     if not isinstance(fn, Procedure):

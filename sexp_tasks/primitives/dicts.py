@@ -28,7 +28,7 @@ def _field_name(value: Any) -> str:
     )
 
 
-@primitive("dict")
+@primitive("dict", signature="(dict [key value]...)")
 def make_dict(*items: Any) -> dict[str, Any]:
     """(dict k1 v1 k2 v2 ...): keyword and symbol keys become their names."""
     if len(items) % 2:
@@ -36,7 +36,7 @@ def make_dict(*items: Any) -> dict[str, Any]:
     return {dict_key(items[i]): items[i + 1] for i in range(0, len(items), 2)}
 
 
-@primitive("get")
+@primitive("get", signature="(get d k [default])")
 def get(container: Any, key: Any, default: Any = None) -> Any:
     """(get d k [default]) for dicts; (get xs i [default]) for lists."""
     if isinstance(container, dict):
@@ -48,7 +48,7 @@ def get(container: Any, key: Any, default: Any = None) -> Any:
     raise TypeError_(f"get: expected a dict or list, got {to_repr(container)} ({type_name(container)})")
 
 
-@primitive("get-field")
+@primitive("get-field", signature="(get-field x field)")
 def get_field(container: Any, field: Any) -> Any:
     """A dict key, an association list entry, or a result's field; nil when missing."""
     name = _field_name(field)
@@ -65,7 +65,7 @@ def get_field(container: Any, field: Any) -> Any:
     return None
 
 
-@primitive("assoc")
+@primitive("assoc", signature="(assoc d k v)")
 def assoc(container: Any, key: Any, value: Any) -> dict[str, Any]:
     """A new dict: container with key set to value."""
     result = dict(_as_dict("assoc", container)) if container is not None else {}
@@ -73,19 +73,19 @@ def assoc(container: Any, key: Any, value: Any) -> dict[str, Any]:
     return result
 
 
-@primitive("keys")
+@primitive("keys", signature="(keys d)")
 def keys(container: Any) -> list[str]:
     """A dict's keys, in insertion order."""
     return list(_as_dict("keys", container))
 
 
-@primitive("values")
+@primitive("values", signature="(values d)")
 def values(container: Any) -> list[Any]:
     """A dict's values, in insertion order."""
     return list(_as_dict("values", container).values())
 
 
-@primitive("has-key?")
+@primitive("has-key?", signature="(has-key? d k)")
 def has_key(container: Any, key: Any) -> bool:
     """Whether the dict holds key."""
     return dict_key(key) in _as_dict("has-key?", container)

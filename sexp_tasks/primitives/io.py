@@ -20,13 +20,13 @@ class Context(Protocol):
     def load(self, path: str) -> Any: ...
 
 
-@primitive("print")
+@primitive("print", signature="(print x...)")
 def print_(ctx: Context, *values: Any) -> None:
     """Write the display forms separated by spaces and a newline; nil."""
     ctx.write_output(" ".join(display(v) for v in values) + "\n")
 
 
-@primitive("log-message")
+@primitive("log-message", signature="(log-message x...)")
 def log_message(ctx: Context, *values: Any) -> str:
     """Record a message in the log (stderr) and return it."""
     message = " ".join(display(v) for v in values)
@@ -34,25 +34,25 @@ def log_message(ctx: Context, *values: Any) -> str:
     return message
 
 
-@primitive("error")
+@primitive("error", signature="(error message [details])")
 def error(message: Any, details: Any = None) -> None:
     """Raise an error the program can catch with try."""
     raise UserError(display(message), details=details)
 
 
-@primitive("read-file")
+@primitive("read-file", signature="(read-file path)")
 def read_file(ctx: Context, path: Any) -> str:
     """The text of a file in the workspace."""
     return ctx.read_file(as_string("read-file", path))
 
 
-@primitive("write-file")
+@primitive("write-file", signature="(write-file path text)")
 def write_file(ctx: Context, path: Any, text: Any) -> str:
     """Write text to a file in the workspace; the path."""
     return ctx.write_file(as_string("write-file", path), display(text))
 
 
-@primitive("load")
+@primitive("load", signature="(load path)")
 def load(ctx: Context, path: Any) -> Any:
     """Evaluate a .sexp file in the global environment; its last value."""
     return ctx.load(as_string("load", path))

@@ -30,44 +30,48 @@ def _index(name: str, value: Any) -> int:
     return value
 
 
-@primitive("list")
+@primitive("list", signature="(list x...)")
 def make_list(*items: Any) -> list[Any]:
     """A list of the arguments."""
     return list(items)
 
 
-@primitive("cons")
+@primitive("cons", signature="(cons x xs)")
 def cons(item: Any, rest: Any) -> list[Any]:
     """A new list: item followed by the elements of rest."""
     return [item, *as_list("cons", rest, "second")]
 
 
-@primitive("first")
-def first(seq: Any, name: str = "first") -> Any:
+@primitive("first", signature="(first xs)")
+def first(seq: Any) -> Any:
     """The first element; nil for nil or ()."""
+    return _first("first", seq)
+
+
+@primitive("car", signature="(car xs)")
+def car(seq: Any) -> Any:
+    """The first element; nil for nil or ()."""
+    return _first("car", seq)
+
+
+@primitive("rest", signature="(rest xs)")
+def rest(seq: Any) -> list[Any]:
+    """Every element but the first; () for nil or ()."""
+    return as_list("rest", seq)[1:]
+
+
+@primitive("cdr", signature="(cdr xs)")
+def cdr(seq: Any) -> list[Any]:
+    """Every element but the first; () for nil or ()."""
+    return as_list("cdr", seq)[1:]
+
+
+def _first(name: str, seq: Any) -> Any:
     items = as_list(name, seq)
     return items[0] if items else None
 
 
-@primitive("car")
-def car(seq: Any) -> Any:
-    """The first element; nil for nil or ()."""
-    return first(seq, "car")
-
-
-@primitive("rest")
-def rest(seq: Any, name: str = "rest") -> list[Any]:
-    """Every element but the first; () for nil or ()."""
-    return as_list(name, seq)[1:]
-
-
-@primitive("cdr")
-def cdr(seq: Any) -> list[Any]:
-    """Every element but the first; () for nil or ()."""
-    return rest(seq, "cdr")
-
-
-@primitive("nth")
+@primitive("nth", signature="(nth xs i)")
 def nth(seq: Any, index: Any) -> Any:
     """Element `index` (from 0) of a list or string; an error when out of range."""
     i = _index("nth", index)
@@ -77,7 +81,7 @@ def nth(seq: Any, index: Any) -> Any:
     return items[i]
 
 
-@primitive("length")
+@primitive("length", signature="(length x)")
 def length(seq: Any) -> int:
     """Length of a string, list or dict; 0 for nil."""
     if seq is None:
@@ -87,7 +91,7 @@ def length(seq: Any) -> int:
     raise TypeError_(f"length: expected a string, list or dict, got {to_repr(seq)} ({type_name(seq)})")
 
 
-@primitive("append")
+@primitive("append", signature="(append xs...)")
 def append(*seqs: Any) -> list[Any]:
     """One list of the elements of every argument, in order."""
     result: list[Any] = []
@@ -96,7 +100,7 @@ def append(*seqs: Any) -> list[Any]:
     return result
 
 
-@primitive("reverse")
+@primitive("reverse", signature="(reverse xs)")
 def reverse(seq: Any) -> Any:
     """The elements (or characters) in reverse order."""
     if isinstance(seq, str):
@@ -104,18 +108,18 @@ def reverse(seq: Any) -> Any:
     return as_list("reverse", seq)[::-1]
 
 
-@primitive("range")
-def range_(start: Any, stop: Any = None, step: Any = 1) -> list[int]:
+@primitive("range", signature=("(range n)", "(range a b [step])"))
+def range_(start: Any, stop: Any = ..., step: Any = 1) -> list[int]:
     """(range n) is 0..n-1; (range a b [step]) as Python's range."""
     for value in (start, stop, step):
-        if value is not None and type(value) is not int:
+        if value is not ... and type(value) is not int:
             raise TypeError_(f"range: expected integers, got {to_repr(value)} ({type_name(value)})")
     if step == 0:
         raise ValueError_("range: step must not be zero")
-    return list(range(start) if stop is None else range(start, stop, step))
+    return list(range(start) if stop is ... else range(start, stop, step))
 
 
-@primitive("map")
+@primitive("map", signature="(map f xs ys...)")
 def map_(depth: int, fn: Any, seq: Any, *more: Any) -> list[Any]:
     """(f x) for each element; with several lists, (f x y ...) up to the shortest."""
     items = as_list("map", seq, "second")
@@ -128,7 +132,7 @@ def map_(depth: int, fn: Any, seq: Any, *more: Any) -> list[Any]:
     return [apply_procedure(fn, [x], depth) for x in items]
 
 
-@primitive("filter")
+@primitive("filter", signature="(filter pred xs)")
 def filter_(depth: int, pred: Any, seq: Any) -> list[Any]:
     """The elements for which (pred x) is true."""
     items = as_list("filter", seq, "second")
@@ -138,7 +142,7 @@ def filter_(depth: int, pred: Any, seq: Any) -> list[Any]:
     return [x for x in items if apply_procedure(pred, [x], depth)]
 
 
-@primitive("reduce")
+@primitive("reduce", signature=("(reduce f init xs)", "(reduce f xs)"))
 def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
     """(reduce f init xs) or (reduce f xs): fold left, calling (f acc x)."""
     if seq is ...:
@@ -161,14 +165,14 @@ def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
     return acc
 
 
-@primitive("for-each")
+@primitive("for-each", signature="(for-each f xs)")
 def for_each(depth: int, fn: Any, seq: Any) -> None:
     """Call (f x) for each element for its effect; nil."""
     for x in as_list("for-each", seq, "second"):
         apply_procedure(fn, [x], depth)
 
 
-@primitive("apply")
+@primitive("apply", signature="(apply f [arg... xs])")
 def apply_(depth: int, fn: Any, *args: Any) -> Any:
     """(apply f xs) or (apply f a b xs): call f with the spread arguments."""
     if not args:
@@ -176,7 +180,7 @@ def apply_(depth: int, fn: Any, *args: Any) -> Any:
     return apply_procedure(fn, [*args[:-1], *as_list("apply", args[-1], "last")], depth)
 
 
-@primitive("sort")
+@primitive("sort", signature="(sort xs [key-fn])")
 def sort(depth: int, seq: Any, key: Any = None) -> list[Any]:
     """Elements in ascending order (stable); (sort xs key-fn) orders by (key-fn x)."""
     items = as_list("sort", seq)

@@ -30,13 +30,13 @@ def evaluation_succeeded(value: Any) -> bool:
     return bool(value)
 
 
-@primitive("task?")
+@primitive("task?", signature="(task? x)")
 def is_task(x: Any) -> bool:
     """True for tasks (a template's name, a defatom), false for other procedures."""
     return isinstance(x, Task)
 
 
-@primitive("task-inputs")
+@primitive("task-inputs", signature="(task-inputs task)")
 def task_inputs(task: Any) -> list[str]:
     """The names of a task's declared inputs, in order."""
     if not isinstance(task, Task):
@@ -44,13 +44,13 @@ def task_inputs(task: Any) -> list[str]:
     return [spec.name for spec in task.template.inputs]
 
 
-@primitive("script-result?")
+@primitive("script-result?", signature="(script-result? x)")
 def is_script_result(x: Any) -> bool:
     """True for the result of system:run_script."""
     return isinstance(x, ScriptResult)
 
 
-@primitive("evaluation-success?")
+@primitive("evaluation-success?", signature="(evaluation-success? x)")
 def evaluation_success(x: Any) -> bool:
     """Whether an evaluation succeeded, as the loops' default controller decides."""
     return evaluation_succeeded(x)

@@ -11,7 +11,7 @@ from .strings import as_string
 DEFAULT_LIMIT = 10
 
 
-@primitive("get-context", "get_context")
+@primitive("get-context", "get_context", signature="(get-context query [:limit n])")
 def get_context(ctx: Any, query: Any, *options: Any) -> list[dict[str, Any]]:
     """Indexed files relevant to query, best first: dicts with path, score and summary (`:limit n`)."""
     from ..memory import relevant_files

@@ -10,14 +10,14 @@ from . import primitive
 from .strings import as_string
 
 
-@primitive("match-tasks")
+@primitive("match-tasks", signature="(match-tasks text)")
 def match_tasks(ctx: Any, text: Any) -> list[dict[str, Any]]:
     """Up to 5 templates that fit text, best first: dicts with name, score and description."""
     found = ctx.tasks.match(as_string("match-tasks", text))
     return [{"name": t.name, "score": score, "description": t.description} for score, t in found]
 
 
-@primitive("load-templates")
+@primitive("load-templates", signature="(load-templates directory)")
 def load_templates(ctx: Any, directory: Any) -> list[str]:
     """Load the XML templates of a directory now; their names. Errors can be caught with try."""
     path = Path(as_string("load-templates", directory))

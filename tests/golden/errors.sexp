@@ -115,3 +115,34 @@ undefined-thing
 (print "not printed")
 (let ((x)) x)
 ;!! let: each binding must be (name expr)
+
+;; A special form is not a value.
+if
+;!! errors.sexp:120:1: error: 'if' is a special form, not a value
+(map cond (list 1))
+;!! errors.sexp:122:1: error: 'cond' is a special form, not a value
+(try (list lambda) (catch e (list (get e "type") (get e "message"))))
+;=> ("FORM_ERROR" "'lambda' is a special form, not a value; it can only begin a form, as in (lambda ...)")
+
+;; Suggestions never offer the name that failed, and names from other languages point at ours.
+(let* ((f (lambda () x)) (x 3)) (f))
+;!! unbound symbol 'x'
+(json-stringify (list 1))
+;!! unbound symbol 'json-stringify'; did you mean 'json-dump'
+(strcat "a" "b")
+;!! did you mean 'string-append'
+(len "abc")
+;!! did you mean 'length'
+
+;; An error raised inside a library procedure points at the program's call of it.
+(task-json "not json")
+;!! errors.sexp:138:1: error: json-parse: invalid JSON
+(define (parse-answer r) (task-json r))
+(parse-answer "still not json")
+;!! errors.sexp:141:1: error: json-parse: invalid JSON
+(sum (list 1 "a"))
+;!! errors.sexp:143:1: error: +: expected numbers
+(try (task-json "x") (catch e (list (get e "line") (get e "column"))))
+;=> (145 6)
+(any? (lambda (x) (car x)) (list 5))
+;!! errors.sexp:147:19: error: car: expected a list

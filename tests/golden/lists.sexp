@@ -196,6 +196,15 @@ xs
 ;!! car: expected 1 argument, got 0
 (nth '(1))
 ;!! nth: expected 2 arguments, got 1
+;; An argument the signature does not name is an error, never a helper parameter of the code.
+(rest (list 1 2 3) 99)
+;!! rest: expected 1 argument, got 2
+(first 5 "boom")
+;!! first: expected 1 argument, got 2
+(cdr '(1 2) "cdr")
+;!! cdr: expected 1 argument, got 2
+(reduce + 0 '(1 2) '(3))
+;!! reduce: expected 2 to 3 arguments, got 4
 (range)
 ;!! range: expected 1 to 3 arguments, got 0
 

@@ -34,6 +34,10 @@
 ;!! loop: count must be a non-negative integer, got true
 (loop)
 ;!! loop: expected (loop count body...)
+;; loop takes a count, not bindings as in other Lisps' loops; it says so before anything runs.
+(print "not printed")
+(loop ((i 0)) (print i))
+;!! loops.sexp:39:7: error: loop: expected (loop count body...)
 
 ;; while: the value of the last body run, nil when it never runs.
 (define i 0)

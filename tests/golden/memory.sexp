@@ -26,4 +26,4 @@
 ;!! get-context: :limit needs a value
 
 (get-context)
-;!! get-context: expected at least 1 argument, got 0
+;!! get-context: expected 1 to 3 arguments, got 0

@@ -51,4 +51,4 @@ rs
 (pmap abs '(1) :width 2)
 ;!! pmap: unexpected argument :width; the only option is :concurrency n
 (pmap abs)
-;!! pmap: expected at least 2 arguments, got 1
+;!! pmap: expected 2 to 4 arguments, got 1
