@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from .errors import SexpError
+from .secrets import scrub
 
 _MAX_SHOWN = 160
 
 
 def format_error(err: SexpError) -> str:
-    """Return `file:line:col: error: message`, then the source line and a caret when known."""
+    """Return `file:line:col: error: message`, then the source line and a caret when known; keys
+    in either (a loaded file's line, a value in a message) are masked."""
+    return scrub(_format(err))
+
+
+def _format(err: SexpError) -> str:
     if err.span is None:
         return f"error: {err.message}"
     span = err.span
