@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -184,3 +185,48 @@ def test_read_file_tool_on_a_huge_file_reads_a_bounded_prefix(workspace: Path, s
     answer = toolbox(workspace, "read_file").run("read_file", {"path": "big.txt"})
     assert len(answer) < 100_000 and "not read" in answer
 
+
+# A program's own regular expressions ---------------------------------------------------------
+
+
+def test_ctrl_c_stops_a_catastrophic_regex(workspace: Path) -> None:
+    program = '(progn (log-message "matching") (regex-match "(a|aa)+$" (string-append "{}" "b")))'.format(
+        "a" * 60
+    )
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sexp_tasks", "eval", program],
+        cwd=workspace,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        assert process.stderr.readline() == "log: matching\n"
+        deadline = time.monotonic() + 10  # until the match has burnt some CPU, so it is under way
+        while cpu_seconds(process.pid) < 0.5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=8) == 130
+        assert "interrupted" in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_regex_keeps_python_re_syntax(cli: Cli) -> None:
+    assert cli("eval", '(regex-match "(?P<word>\\\\w+) (?P=word)" "say hello hello")') == (
+        0,
+        '("hello hello" "hello")\n',
+        "",
+    )
+    status, _, err = cli("eval", '(regex-match "\\\\p{L}+" "abc")')  # regex-module syntax, not re's
+    assert status == 1 and "regex-match: invalid pattern" in err
