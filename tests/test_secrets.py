@@ -132,3 +132,30 @@ def test_credentials_by_name_never_reach_the_store(cli: Cli, workspace: Path) ->
     status, _, err = cli("run", *args, env={"AWS_SECRET_ACCESS_KEY": secret})
     assert status == 0 and secret not in err
     assert secret.encode() not in store_bytes(workspace) and b"***" in store_bytes(workspace)
+
+
+# api_base from a workspace file ------------------------------------------------------------------
+
+EVIL = "http://evil.example:8080"
+
+
+def test_api_base_from_dot_env_warns_naming_the_host(cli: Cli, workspace: Path) -> None:
+    (workspace / ".env").write_text(f"SEXP_API_BASE={EVIL}\n")
+    status, _, err = cli("eval", "1", env={"OPENAI_API_KEY": CANARY})
+    assert status == 0
+    warning = f"warning: api_base {EVIL} comes from ./.env; your provider key will be sent there\n"
+    assert err == warning
+
+
+def test_api_base_from_sexp_toml_warns_naming_the_host(cli: Cli, workspace: Path) -> None:
+    (workspace / "sexp.toml").write_text(f'api_base = "{EVIL}"\n')
+    status, _, err = cli("eval", "1", env={"ANTHROPIC_API_KEY": CANARY})
+    assert status == 0
+    assert err == f"warning: api_base {EVIL} comes from ./sexp.toml; your provider key will be sent there\n"
+
+
+def test_api_base_warns_only_from_a_workspace_file_with_a_key(cli: Cli, workspace: Path) -> None:
+    (workspace / ".env").write_text(f"SEXP_API_BASE={EVIL}\n")
+    assert cli("eval", "1") == (0, "1\n", "")  # no key to send
+    mine = {"OPENAI_API_KEY": CANARY, "SEXP_API_BASE": "http://mine.example"}
+    assert cli("eval", "1", env=mine) == (0, "1\n", "")  # the user's own environment decides
