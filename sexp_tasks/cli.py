@@ -19,6 +19,7 @@ from .deepstack import run_with_deep_stack
 from .diagnostics import format_error
 from .errors import ReadError, SexpError, UsageError
 from .printer import to_json, to_repr
+from .secrets import hide_credentials_from_other_processes
 from .values import Value
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -117,6 +118,7 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
+    hide_credentials_from_other_processes()  # before any script could look at this process
     try:
         return _dispatch(args)
     except UsageError as err:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .secrets import provider_key_set, scrub
 
 DEFAULT_RECURSION_LIMIT = 10_000
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -70,6 +71,7 @@ def load_dotenv(directory: Path) -> list[str]:
     """
     path = directory / ".env"
     warnings: list[str] = []
+    api_base = ""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -85,8 +87,18 @@ def load_dotenv(directory: Path) -> list[str]:
             continue
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
+        if key == "SEXP_API_BASE" and key not in os.environ:
+            api_base = value
         os.environ.setdefault(key, value)
-    return warnings
+    return warnings + _foreign_api_base(api_base, "./.env")
+
+
+def _foreign_api_base(api_base: str, origin: str) -> list[str]:
+    """The warning due when api_base comes from a file of the workspace (a cloned repository may
+    hold one) while a provider key is set: the key goes wherever api_base points."""
+    if not api_base or not provider_key_set():
+        return []
+    return [f"api_base {scrub(api_base)} comes from {origin}; your provider key will be sent there"]
 
 
 def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
@@ -101,6 +113,8 @@ def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
             values[key] = os.environ[variable]
     if os.environ.get("SEXP_TEMPLATES"):
         values["templates"] = (*values.get("templates", ()), *os.environ["SEXP_TEMPLATES"].split(os.pathsep))
+    if "api_base" in values and not os.environ.get("SEXP_API_BASE") and not overrides.get("api_base"):
+        warnings += _foreign_api_base(str(values["api_base"]), f"./{toml_path.name}")
     values.update({k: v for k, v in overrides.items() if v is not None})
     settings = Settings(**values)
     if settings.recursion_limit < 1:

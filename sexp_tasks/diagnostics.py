@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .errors import SexpError, UserError
+from .secrets import scrub
 
 _MAX_SHOWN = 160
 _MAX_DATA = 200  # characters of an (error msg data)'s data shown after its message
@@ -10,7 +11,12 @@ _MAX_DATA = 200  # characters of an (error msg data)'s data shown after its mess
 
 def format_error(err: SexpError) -> str:
     """Return `file:line:col: error: message`, then the source line and a caret when known, then
-    the note on where a library procedure raised it, if any."""
+    the note on where a library procedure raised it, if any; keys in any of them (a loaded file's
+    line, a value in a message or its data) are masked."""
+    return scrub(_format(err))
+
+
+def _format(err: SexpError) -> str:
     message = err.message + _data(err)
     note = [f"note: {err.note}"] if err.note else []
     if err.span is None:

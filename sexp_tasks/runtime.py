@@ -19,7 +19,7 @@ from .reader import read
 from .resources import data_dir
 from .tasks.system import TaskSystem
 from .values import Code, Value
-from .workspace import Workspace
+from .workspace import READ_LIMIT, Workspace
 
 if TYPE_CHECKING:
     from .store import Store
@@ -243,11 +243,15 @@ class Runtime:
         return self.workspace.write_text(path, text)
 
     def load(self, path: str) -> Value:
+        """Run a file of the workspace (relative to the file loading it), confined like read-file."""
         base = self._loading[-1].parent if self._loading else Path.cwd()
-        target = base / path
-        if not target.is_file():
+        target = self.workspace.resolve(path, "load", base)
+        if not target.exists():
             raise FileError(f"load: no such file '{path}' (looked in {base})")
-        return self.run_file(target)
+        text, unread = self.workspace.read_prefix(path, READ_LIMIT, "load", base)
+        if unread:
+            raise FileError(f"load: '{path}' is larger than {READ_LIMIT} bytes")
+        return self.run_file(target, text)
 
 
 def _json_inputs(inputs: dict[str, Value]) -> dict[str, object]:

@@ -1,8 +1,8 @@
 """The launcher every script runs under: it starts the command and makes sure nothing outlives it.
 
-Run as `python -I -S scripts_launcher.py GRACE STATUS_FD PARENT_PID LC_CTYPE COMMAND ARGS...`
-with STATUS_FD open for status lines (handler/commands.py does this); LC_CTYPE is `-` or
-`=value`, what the command's LC_CTYPE must be (Python's locale coercion may have changed it).
+Run as `python -I -S scripts_launcher.py GRACE STATUS_FD LC_CTYPE COMMAND ARGS...` with
+STATUS_FD open for status lines (handler/commands.py does this); LC_CTYPE is `-` or `=value`,
+what the command's LC_CTYPE must be (Python's locale coercion may have changed it).
 The launcher is a child subreaper (Linux prctl), so every descendant of the command that is
 orphaned (a grandchild that called setsid or was double-forked included) becomes the
 launcher's child, not init's. When the command ends, or when the launcher gets SIGTERM (a
@@ -10,7 +10,8 @@ timeout, or its parent dying), it sends SIGTERM to the whole tree, waits GRACE s
 SIGKILLs whatever is left until it has no child at all: for a subreaper, no child means no
 descendant.
 
-Status lines on STATUS_FD: `error ERRNO` (the command could not be started), `start PID` (it
+Status lines on STATUS_FD: `ready` (the launcher runs, and its parent still reads: were it
+gone, the write would fail), `error ERRNO` (the command could not be started), `start PID` (it
 did, as process PID), `exit CODE` or
 `signal NUMBER` (how the command ended), `stray COUNT` (processes still running after it
 ended), `clean` (every descendant is gone). This file imports only the standard library:
@@ -55,11 +56,13 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
-def _status(line: str) -> None:
+def _status(line: str) -> bool:
+    """Write a status line; False when nobody reads them any more."""
     try:
         os.write(STATUS_FD, (line + "\n").encode())
     except OSError:
-        pass
+        return False
+    return True
 
 
 def _start(argv: list[str], lc_ctype: str) -> int:
@@ -173,19 +176,13 @@ def _wait_for(child: int) -> int:
 
 def main(argv: list[str]) -> int:
     global STATUS_FD
-    grace, STATUS_FD, parent, lc_ctype, command = (
-        float(argv[0]),
-        int(argv[1]),
-        int(argv[2]),
-        argv[3],
-        argv[4:],
-    )
+    grace, STATUS_FD, lc_ctype, command = float(argv[0]), int(argv[1]), argv[2], argv[3:]
     signal.signal(signal.SIGTERM, _on_sigterm)
     signal.signal(signal.SIGHUP, _on_sigterm)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     try:
-        if os.getppid() != parent:  # the parent died before PDEATHSIG was set
+        if not _status("ready"):  # the parent died before PDEATHSIG was set: its pipe end is closed
             raise Terminate
         try:
             child = _start(command, lc_ctype)

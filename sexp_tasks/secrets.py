@@ -1,20 +1,73 @@
 """Keeping secrets out of what sexp writes and what models see (SPEC §4: API keys never appear in
-output, logs, traces or the store)."""
+output, logs, traces or the store; §10.1: credentials are known by name, and scripts cannot read
+them through /proc)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from pathlib import PurePosixPath
+import sys
+from pathlib import Path, PurePosixPath
 
 _KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
+_SHORTEST_SECRET = 8  # shorter values (`true`, `1`) would mask ordinary text
+# What litellm's own masker treats as a credential: a name with one of these words in it, split
+# at `_` and `-` (litellm_core_utils/sensitive_data_masker.py), unless a word says it is a price.
+_CREDENTIAL_WORDS = frozenset(
+    (
+        "password",
+        "secret",
+        "key",
+        "apikey",
+        "token",
+        "auth",
+        "authorization",
+        "cookie",
+        "credential",
+        "credentials",
+        "access",
+        "private",
+        "certificate",
+        "fingerprint",
+        "tenancy",
+    )
+)
+_NOT_CREDENTIAL_WORDS = frozenset(("cost",))
+PR_SET_DUMPABLE = 4
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether an environment variable of this name holds a credential: `*_API_KEY`, `*_APIKEY`,
+    `*_TOKEN`, `*_SECRET*`, `*PASSWORD*`, or a name litellm masks."""
+    upper = name.upper()
+    words = set(upper.lower().replace("-", "_").split("_"))
+    if words & _NOT_CREDENTIAL_WORDS:
+        return False
+    if upper.endswith(("_API_KEY", "_APIKEY", "_TOKEN")) or "_SECRET" in upper or "PASSWORD" in upper:
+        return True
+    return bool(words & _CREDENTIAL_WORDS)
+
+
+def credentials() -> list[str]:
+    """The values of the environment's credentials, longest first (so none is left half-masked)."""
+    values = {
+        value
+        for name, value in os.environ.items()
+        if len(value) >= _SHORTEST_SECRET and is_credential_name(name)
+    }
+    return sorted(values, key=len, reverse=True)
+
+
+def provider_key_set() -> bool:
+    """Whether the environment holds any credential a model call could send."""
+    return bool(credentials())
 
 
 def scrub(text: str, shaped: bool = True) -> str:
-    """text with every API key from the environment (and, if shaped, anything like `sk-...`) masked."""
-    for name, value in os.environ.items():
-        if value and len(value) >= 8 and ("API_KEY" in name or name.endswith("_TOKEN")):
-            text = text.replace(value, "***")
+    """text with every credential from the environment (and, if shaped, anything like `sk-...`) masked."""
+    for value in credentials():
+        text = text.replace(value, "***")
     return _KEY_PATTERN.sub("sk-***", text) if shaped else text
 
 
@@ -23,3 +76,44 @@ def is_secret_file(path: str) -> bool:
     parts = PurePosixPath(path.replace(os.sep, "/")).parts
     name = parts[-1] if parts else ""
     return name == ".env" or name.startswith(".env.") or ".sexp" in parts[:-1]
+
+
+@functools.cache
+def hide_credentials_from_other_processes() -> None:
+    """Keep processes of the same user (scripts above all) from reading this process's keys in
+    /proc/<pid>/environ: mask them in the environment block the kernel shows there (the values
+    stay in os.environ and in the C environment, copied), and make the process not dumpable, so
+    that /proc/<pid>/environ and /proc/<pid>/mem are closed to other processes of the user.
+    Linux only; done once."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+    except (OSError, AttributeError):
+        return
+    _mask_initial_environment()
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def _mask_initial_environment() -> None:
+    """Overwrite the credential values in the environment block the process started with."""
+    import ctypes as c
+
+    try:
+        fields = Path("/proc/self/stat").read_bytes().rsplit(b")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start and env_end, stat(5) fields 50 and 51
+        shown = Path("/proc/self/environ").read_bytes()
+    except (OSError, IndexError, ValueError):
+        return
+    if not start or end <= start or c.string_at(start, end - start) != shown:
+        return  # not the layout this code knows: leave it alone
+    offset = 0
+    for entry in shown.split(b"\0"):
+        name, equals, value = entry.partition(b"=")
+        if equals and value and is_credential_name(name.decode("utf-8", "replace")):
+            if os.environb.get(name) == value:  # still the C environment's value: give it a copy first
+                os.putenv(name, value)
+            c.memset(start + offset + len(name) + 1, ord("*"), len(value))
+        offset += len(entry) + 1

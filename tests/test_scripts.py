@@ -189,7 +189,7 @@ def test_environment_is_scrubbed(runtime: Runtime, monkeypatch: pytest.MonkeyPat
     assert isinstance(output, str)
     assert "canary" not in output and "not-kept" not in output
     names = {line.split("=", 1)[0] for line in output.splitlines()}
-    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TZ", "USER", "VIRTUAL_ENV", "PYTHONPATH"}
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TZ", "USER", "VIRTUAL_ENV", "PYTHONPATH", "SEXP_SCRIPT_ID"}
     assert names - allowed == {n for n in names if n.startswith("LC_")}
     assert {"PATH", "HOME", "TZ", "LC_MESSAGES"} <= names
 
@@ -428,8 +428,22 @@ def test_scripts_die_with_the_interpreter(workspace: Path, token: str) -> None:
     assert not survivors(token)
 
 
+def test_a_script_that_kills_its_launcher_leaves_nothing(runtime: Runtime, token: str) -> None:
+    """The setsid grandchild is init's once the launcher is gone: sexp finds it by its marker."""
+    runtime.define("PY", sys.executable)
+    runtime.define("TOKEN", token)
+    command = '"setsid \\"$1\\" -c \'import time; time.sleep(1001)\' \\"$2\\" & kill -9 $PPID"'
+    result = run(runtime, f"(system:run_script (command {command}) (args (list PY TOKEN)) (shell true))")
+    assert result.status == FAILED and result.error is not None
+    assert result.error.reason == "execution_halted"
+    deadline = time.monotonic() + 5
+    while survivors(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not survivors(token)
+
+
 def test_output_read_is_bounded_even_if_the_launcher_dies(workspace: Path, token: str) -> None:
-    """A process that escaped every kill and holds the pipe cannot hang the read."""
+    """A process that escaped the launcher and holds the pipe cannot hang the read, and is killed."""
     from sexp_tasks.scripts_run import ScriptRequest, run_script
 
     (workspace / "spawn.py").write_text(SPAWN)
@@ -455,7 +469,7 @@ def test_output_read_is_bounded_even_if_the_launcher_dies(workspace: Path, token
     started = time.monotonic()
     thread.join(30)
     assert not thread.is_alive() and time.monotonic() - started < 10
-    os.kill(grandchild, signal.SIGKILL)
+    assert grandchild not in survivors(token)  # found by its marker once the launcher was gone
     [result] = outcome
     assert (result.status, result.stdout) == (FAILED, "ready\n")
     assert result.error is not None and result.error.reason == "execution_halted"

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import pytest
 from conftest import Cli
+
+from sexp_tasks.handler.commands import scrubbed_environment
+from sexp_tasks.secrets import is_credential_name, scrub
 
 KEY = "sk-secret-canary-0123456789"
 
@@ -56,3 +61,101 @@ def test_keys_in_tool_results_and_inputs_are_scrubbed(cli: Cli, workspace: Path)
     run_id = out.split()[0]
     status, out, _ = cli("trace", run_id, "--json")
     assert status == 0 and KEY not in out
+
+
+CANARY = "sk-fake-canary-123"
+# walk.py: every ancestor's /proc/PID/environ, searched for the canary; and whether the launcher's
+# command line names the sexp process.
+WALK = r"""
+import os
+found, pid, chain = [], os.getppid(), []
+while pid > 1:
+    chain.append(pid)
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            if b"sk-fake-canary-123" in f.read():
+                found.append(pid)
+    except OSError:
+        pass
+    with open(f"/proc/{pid}/stat") as f:
+        pid = int(f.read().rsplit(")", 1)[1].split()[1])
+with open(f"/proc/{chain[0]}/cmdline", "rb") as f:
+    launcher_args = f.read().split(b"\0")
+print("found" if found else "clean", str(chain[1]).encode() in launcher_args, len(chain) > 2)
+"""
+
+
+def test_scripts_cannot_read_keys_through_proc(cli: Cli, workspace: Path) -> None:
+    (workspace / "walk.py").write_text(WALK)
+    program = '(get-field (system:run_script (command (list PY "walk.py"))) "stdout")'
+    status, out, err = cli(
+        "eval", "--set-str", f"PY={sys.executable}", program, env={"OPENAI_API_KEY": CANARY}
+    )
+    assert (status, err) == (0, "")
+    assert out == '"clean False True\\n"\n'
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "AWS_SECRET_ACCESS_KEY",
+        "WATSONX_APIKEY",
+        "MY_CLIENT_SECRET_VALUE",
+        "DB_PASSWORD",
+        "GITHUB_TOKEN",
+        "AZURE_AD_TOKEN",
+        "OPENAI_API_KEY",
+        "VERTEX_CREDENTIALS",
+        "AWS_ACCESS_KEY_ID",
+    ],
+)
+def test_credentials_are_known_by_name(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    value = "plain-value-4c1d2e3f"  # no sk- shape: only the name says it is a key
+    monkeypatch.setenv(name, value)
+    assert scrub(f"error: 401 {value} rejected") == "error: 401 *** rejected"
+    assert name not in scrubbed_environment({})
+
+
+@pytest.mark.parametrize("name", ["PATH", "HOME", "MAX_TOKENS", "INPUT_COST_PER_TOKEN", "SHELL", "LANG"])
+def test_other_names_are_not_credentials(name: str) -> None:
+    assert not is_credential_name(name)
+
+
+def test_credentials_by_name_never_reach_the_store(cli: Cli, workspace: Path) -> None:
+    secret = "aws-secret-8d7c6b5a4f3e"
+    (workspace / "p.sexp").write_text(
+        '(defatom echo (params (x str)) (instructions "Say {{x}}"))\n(echo (x value))\n'
+    )
+    replies = workspace / "replies.json"
+    replies.write_text(json.dumps([f"<output>{secret}</output>"]))
+    args = ("--model", "mock/m", "--mock-responses", "replies.json", "--set-str", f"value={secret}", "p.sexp")
+    status, _, err = cli("run", *args, env={"AWS_SECRET_ACCESS_KEY": secret})
+    assert status == 0 and secret not in err
+    assert secret.encode() not in store_bytes(workspace) and b"***" in store_bytes(workspace)
+
+
+# api_base from a workspace file ------------------------------------------------------------------
+
+EVIL = "http://evil.example:8080"
+
+
+def test_api_base_from_dot_env_warns_naming_the_host(cli: Cli, workspace: Path) -> None:
+    (workspace / ".env").write_text(f"SEXP_API_BASE={EVIL}\n")
+    status, _, err = cli("eval", "1", env={"OPENAI_API_KEY": CANARY})
+    assert status == 0
+    warning = f"warning: api_base {EVIL} comes from ./.env; your provider key will be sent there\n"
+    assert err == warning
+
+
+def test_api_base_from_sexp_toml_warns_naming_the_host(cli: Cli, workspace: Path) -> None:
+    (workspace / "sexp.toml").write_text(f'api_base = "{EVIL}"\n')
+    status, _, err = cli("eval", "1", env={"ANTHROPIC_API_KEY": CANARY})
+    assert status == 0
+    assert err == f"warning: api_base {EVIL} comes from ./sexp.toml; your provider key will be sent there\n"
+
+
+def test_api_base_warns_only_from_a_workspace_file_with_a_key(cli: Cli, workspace: Path) -> None:
+    (workspace / ".env").write_text(f"SEXP_API_BASE={EVIL}\n")
+    assert cli("eval", "1") == (0, "1\n", "")  # no key to send
+    mine = {"OPENAI_API_KEY": CANARY, "SEXP_API_BASE": "http://mine.example"}
+    assert cli("eval", "1", env=mine) == (0, "1\n", "")  # the user's own environment decides

@@ -5,6 +5,10 @@ under the launcher of scripts_launcher.py: its own process group and session, a 
 kills every descendant left when the command ends or times out (SIGTERM, then SIGKILL) and
 reports when none is left. Output is read with a deadline, so a process that escaped and holds
 a pipe open cannot hang the read, and each stream keeps only its first and last halves.
+
+A command that kills its launcher leaves its processes to init; so each run's environment
+carries a marker (SEXP_SCRIPT_ID), and when the launcher dies without reporting `clean`, every
+process in its session or with that marker in its environment is killed here.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..scripts_launcher import descendants
+from ..secrets import hide_credentials_from_other_processes, is_credential_name
 
 KEPT_ENVIRONMENT = ("PATH", "HOME", "LANG", "TZ", "TMPDIR", "USER", "VIRTUAL_ENV", "PYTHONPATH")
 OUTPUT_LIMIT = 64 * 1024  # bytes per stream handed back to the model
@@ -32,6 +37,8 @@ STARTUP_SECONDS = 10.0  # the most the launcher's own start may add to the timeo
 LAUNCHER = Path(__file__).resolve().parent.parent / "scripts_launcher.py"
 CHUNK = 64 * 1024
 POLL_LIMIT_SECONDS = 60.0  # the longest single wait (epoll refuses huge timeouts)
+MARKER = "SEXP_SCRIPT_ID"  # in each run's environment: how what a dead launcher left is found
+SWEEP_SECONDS = 5.0  # the longest the search for what a dead launcher left goes on
 
 
 @dataclass
@@ -50,8 +57,13 @@ class CommandOutcome:
 
 
 def scrubbed_environment(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
-    """PATH, HOME, locale and a few more, plus extra (None removes a name); never a provider key."""
-    kept = {k: v for k, v in os.environ.items() if k in KEPT_ENVIRONMENT or k.startswith("LC_")}
+    """PATH, HOME, locale and a few more, plus extra (None removes a name); never a credential
+    unless extra passes it."""
+    kept = {
+        k: v
+        for k, v in os.environ.items()
+        if (k in KEPT_ENVIRONMENT or k.startswith("LC_")) and not is_credential_name(k)
+    }
     for key, value in (extra or {}).items():
         if value is None:
             kept.pop(key, None)
@@ -163,6 +175,7 @@ def run_command(
     argv = command_argv(command, args, shell)
     if not argv or not argv[0]:
         raise ValueError("empty command")
+    hide_credentials_from_other_processes()  # before the first script can look at this process
     if not Path(cwd).is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "no such directory", str(cwd))
     run = _Run(argv, Path(cwd), timeout, input, scrubbed_environment(env), output_limit)
@@ -194,13 +207,14 @@ class _Run:
         self.terminated = False  # SIGTERM sent to the launcher
         self.launcher_done = False  # the launcher closed its status pipe: it has cleaned up
         self.argv = argv
+        self.marker = os.urandom(8).hex()
         status_read, status_write = os.pipe()
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(LAUNCHER), str(self.grace), str(status_write)]
-                + [str(os.getpid()), "=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-", *argv],
+                + ["=" + env["LC_CTYPE"] if "LC_CTYPE" in env else "-", *argv],
                 cwd=cwd,
-                env=env,
+                env={**env, MARKER: self.marker},
                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -344,6 +358,8 @@ class _Run:
             os.killpg(process.pid, signal.SIGKILL)  # safe: the unreaped launcher still holds the id
         except (ProcessLookupError, PermissionError):
             pass
+        if b"clean" not in self.status:  # the launcher died before it could clean up
+            _sweep(f"{MARKER}={self.marker}".encode(), process.pid)
         process.wait()
         for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None and not stream.closed:
@@ -352,6 +368,42 @@ class _Run:
                 except OSError:
                     pass
         os.close(self.status_fd)
+
+
+def _sweep(marker: bytes, session: int) -> None:
+    """SIGKILL every process in session or with marker in its environment until none is left
+    (a process that both left the session and cleared its environment is out of reach)."""
+    deadline = time.monotonic() + SWEEP_SECONDS
+    while left := _left_behind(marker, session):
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.01)
+
+
+def _left_behind(marker: bytes, session: int) -> list[int]:
+    """Live processes (not this one) in session or whose environment holds the marker entry."""
+    found = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            if fields[0] == b"Z":
+                continue
+            if int(fields[3]) != session:
+                with open(f"/proc/{entry}/environ", "rb") as environ:
+                    if marker not in environ.read().split(b"\0"):
+                        continue
+        except (OSError, IndexError, ValueError):
+            continue
+        found.append(int(entry))
+    return found
 
 
 def _exited(pid: int, within: float) -> bool:

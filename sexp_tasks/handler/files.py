@@ -22,12 +22,15 @@ def file_block(paths: tuple[str, ...], workspace: Path) -> tuple[str, list[str]]
     parts: list[str] = []
     warnings: list[str] = []
     for path in dict.fromkeys(paths):  # each file once, in the order given
-        try:
-            text = root.read_text(path)
+        try:  # at most 4 bytes a character: enough bytes for FILE_LIMIT characters
+            text, unread = root.read_prefix(path, 4 * FILE_LIMIT)
         except SexpError as err:
             warnings.append(f"file {path!r} not included: {err.message.removeprefix('read-file: ')}")
             continue
-        if len(text) > FILE_LIMIT:
+        if unread:
+            more = f"{unread + len(text[FILE_LIMIT:].encode('utf-8'))} more bytes"
+            text = text[:FILE_LIMIT] + f"\n[... {more} not shown]"
+        elif len(text) > FILE_LIMIT:
             text = text[:FILE_LIMIT] + f"\n[... {len(text) - FILE_LIMIT} more characters not shown]"
         parts.append(f'<file path="{path}">\n{text}\n</file>')
     return ("<files>\n" + "\n".join(parts) + "\n</files>" if parts else ""), warnings

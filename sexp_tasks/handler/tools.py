@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import SexpError
 from ..workspace import Workspace
-from .commands import cap, run_command
+from .commands import OUTPUT_LIMIT, run_command
 
 
 def _schema(name: str, description: str, **properties: str) -> dict[str, Any]:
@@ -124,7 +124,10 @@ class ToolBox:
             return f"error: {name}: {err}"
 
     def _read_file(self, path: str) -> str:
-        return cap(self.workspace.read_text(str(path)))
+        text, unread = self.workspace.read_prefix(str(path), OUTPUT_LIMIT)
+        if unread:
+            text += f"\n[... {unread} more bytes not read: read_file reads at most {OUTPUT_LIMIT} bytes]"
+        return text
 
     def _list_files(self, path: str = ".") -> str:
         directory = self.workspace.resolve(str(path), "list_files")

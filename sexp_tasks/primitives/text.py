@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import regex
 
 from ..errors import TypeError_, ValueError_
 from ..numbers import parse_number
@@ -12,6 +15,9 @@ from ..printer import display, to_json, to_repr
 from ..values import type_name
 from . import primitive
 from .strings import as_string
+
+T = TypeVar("T")
+FIRST_SLICE_SECONDS = 0.25  # a regex call runs this long before the thread can be interrupted
 
 
 @primitive("json-parse", signature="(json-parse text)")
@@ -47,17 +53,35 @@ def number_to_string(number: Any) -> str:
     return display(number)
 
 
-def _compile(name: str, pattern: Any) -> re.Pattern[str]:
+def _compile(name: str, pattern: Any) -> regex.Pattern[str]:
+    """The pattern for matching: Python `re` syntax (checked by re, whose messages it keeps),
+    matched by the regex module, which lets go of the GIL while it runs."""
+    text = as_string(name, pattern)
     try:
-        return re.compile(as_string(name, pattern))
+        re.compile(text)
     except re.error as err:
         raise ValueError_(f"{name}: invalid pattern {to_repr(pattern)}: {err}") from None
+    return regex.compile(text, regex.VERSION0)
+
+
+def _interruptible(operation: Callable[..., T], *args: Any) -> T:
+    """operation(*args) in slices of time that double until one is long enough, so that the
+    thread can take an interrupt (Ctrl-C) between them whatever the pattern does: a
+    pathological match never holds the program past the slice it is in. The retries cost at
+    most about twice the time the match needs."""
+    timeout = FIRST_SLICE_SECONDS
+    while True:
+        try:
+            return operation(*args, timeout=timeout)
+        except TimeoutError:
+            timeout *= 2
 
 
 @primitive("regex-match", signature="(regex-match pattern s)")
 def regex_match(pattern: Any, text: Any) -> Any:
     """Search text: the list of the whole match and its groups, or nil."""
-    match = _compile("regex-match", pattern).search(as_string("regex-match", text))
+    compiled = _compile("regex-match", pattern)
+    match = _interruptible(compiled.search, as_string("regex-match", text))
     if match is None:
         return None
     return [match.group(0), *match.groups()]
@@ -66,7 +90,8 @@ def regex_match(pattern: Any, text: Any) -> Any:
 @primitive("regex-find-all", signature="(regex-find-all pattern s)")
 def regex_find_all(pattern: Any, text: Any) -> list[Any]:
     """Every match in text (with groups, each match is the list of its groups)."""
-    found = _compile("regex-find-all", pattern).findall(as_string("regex-find-all", text))
+    compiled = _compile("regex-find-all", pattern)
+    found = _interruptible(compiled.findall, as_string("regex-find-all", text))
     return [list(m) if isinstance(m, tuple) else m for m in found]
 
 
@@ -74,7 +99,9 @@ def regex_find_all(pattern: Any, text: Any) -> list[Any]:
 def regex_replace(pattern: Any, text: Any, replacement: Any) -> str:
     """text with every match replaced (\\1 refers to a group)."""
     compiled = _compile("regex-replace", pattern)
+    template = as_string("regex-replace", replacement)
     try:
-        return compiled.sub(as_string("regex-replace", replacement), as_string("regex-replace", text))
+        re.compile(compiled.pattern).sub(template, "")  # re's own check of the template
     except re.error as err:
         raise ValueError_(f"regex-replace: invalid replacement: {err}") from None
+    return _interruptible(compiled.sub, template, as_string("regex-replace", text))
