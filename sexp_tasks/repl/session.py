@@ -113,12 +113,15 @@ class Session:
         come), when the reader's error is shown instead.
         """
         stripped = text.strip()
+        if not final and not self.is_complete(text):
+            return Incomplete()
+        undecodable = _not_utf8(text)
+        if undecodable:
+            return Failed(undecodable)
         if stripped.startswith(":"):
             from .commands import run_command
 
             return run_command(self, stripped)
-        if not final and not self.is_complete(text):
-            return Incomplete()
         return self.evaluate(lambda: self.runtime.run_source(text, ORIGIN), ORIGIN, text)
 
     def evaluate(self, action: Callable[[], Value], program: str, text: str) -> Reply:
@@ -214,6 +217,15 @@ def _paths(prefix: str) -> list[str]:
         for entry in entries
         if entry.name.startswith(stem) and (stem.startswith(".") or not entry.name.startswith("."))
     ]
+
+
+def _not_utf8(text: str) -> str | None:
+    """The error for input holding bytes that are not UTF-8 (read as lone surrogates), else None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return f"{ORIGIN}:{text.count(chr(10), 0, err.start) + 1}: error: the input is not UTF-8 text"
+    return None
 
 
 def _echo(value: Value) -> str:
