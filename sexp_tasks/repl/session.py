@@ -153,6 +153,7 @@ class Session:
                     journal.store.end_run(journal.run_id, status)
                 except SexpError as err:  # the store went away: the reply still stands
                     self.runtime.warn(f"run {journal.run_id} not marked {status}: {err.message}")
+                journal.release()
 
     def _traced(self, exc: BaseException, message: str) -> str:
         if not self.debug:
@@ -247,6 +248,7 @@ class _InputJournal(Journal):
         self._hash = program_hash(text)
         self._beginning = threading.Lock()
         self.begun = False
+        self._hold: Any = None  # the run's lock, held while the input runs
         self._nothing_yet: Store | None = None
         super().__init__(None, new_run_id())  # type: ignore[arg-type]  # the store opens lazily
 
@@ -270,9 +272,16 @@ class _InputJournal(Journal):
             if not self.begun:
                 store = self._session.store(create=True)
                 assert store is not None
+                self._hold = store.hold_run(self.run_id)  # so `sexp runs` sees it live
                 store.begin_run(self.run_id, self._program, self._hash, {})
                 self.begun = True
         return super().record(*args, **kwargs)
+
+    def release(self) -> None:
+        """Let go of the run's lock: the input is over."""
+        if self._hold is not None:
+            self._hold.close()
+            self._hold = None
 
 
 def run_interruptibly(action: Callable[[], T]) -> T:
