@@ -283,6 +283,12 @@ class Store:
             ),
         )
 
+    def last_seq(self, run_id: str) -> int:
+        """The highest sequence number the run's steps have (0 for none): a resumed run counts on."""
+        rows = self.query("SELECT MAX(seq) AS seq FROM steps WHERE run_id = ?", (run_id,))
+        last = rows[0]["seq"]
+        return last if isinstance(last, int) else 0
+
     def step(self, run_id: str, key: str) -> dict[str, Any] | None:
         rows = self.query("SELECT * FROM steps WHERE run_id = ? AND key = ?", (run_id, key))
         return rows[0] if rows else None

@@ -6,6 +6,7 @@ every request; the crash test kills them with SIGKILL at many points.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -440,3 +441,55 @@ def test_a_failed_file_paths_command_runs_again_on_resume(workspace: Path, serve
         len(server.requests) == 2
         and '<file path="b.txt">' in server.requests[1].body["messages"][-1]["content"]
     )
+
+
+def preorder(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps of `sexp trace --json`, each before its children, as the tree lists them."""
+    return [s for step in steps for s in (step, *preorder(step["children"]))]
+
+
+def test_after_resume_steps_have_distinct_sequence_numbers_in_the_order_they_ran(
+    workspace: Path, server: LLMServer
+) -> None:
+    write_reader(workspace, server)
+    (workspace / "p.sexp").write_text(
+        '(defatom reader (instructions "Read notes.txt") (tools read_file))\n'
+        '(defatom step (params (n int)) (instructions "Step {{n}}"))\n'
+        "(task-content (reader))\n(task-content (step 1))\n(task-content (step 2))\n"
+    )
+    server.script(READ_NOTES, "<output>milk</output>", Scripted(content="<output>one</output>", delay=0.05))
+    process = start(workspace, server, "p.sexp")
+
+    def kill(count: int) -> None:
+        if count == 3:  # (step 1) is in flight: the reader and its tool call are complete
+            process.send_signal(signal.SIGKILL)
+            time.sleep(0.2)
+
+    server.on_request = kill
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGKILL
+    server.on_request = None
+    server.script("<output>one</output>", "<output>two</output>")
+    rid = run_id(err)
+    status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
+    assert (status, out) == (0, '"two"\n')
+    every = [seq for (seq,) in store_rows(workspace, "SELECT seq FROM steps WHERE run_id = ?", rid)]
+    assert len(every) == len(set(every))  # turns included
+    done = subprocess.run(
+        [sys.executable, "-m", "sexp_tasks", "trace", rid, "--json"],
+        cwd=workspace,
+        env=environment(server),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    steps = preorder(json.loads(done.stdout)["steps"])
+    assert [(s["kind"], s["name"]) for s in steps] == [
+        ("task", "reader"),
+        ("tool", "read_file"),
+        ("task", "step"),
+        ("task", "step"),
+    ]
+    seqs = [s["seq"] for s in steps]
+    assert seqs == sorted(set(seqs)), seqs
+    assert [s["key"].split(":")[1] for s in steps if s["kind"] == "task"] == ["3", "4", "5"]
