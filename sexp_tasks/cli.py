@@ -94,11 +94,13 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--set-str", action="append", default=[], metavar="NAME=VALUE", help="bind a global to a string"
     )
-    parser.add_argument("--json", action="store_true", help="print the value as JSON")
+    parser.add_argument(
+        "--json", action="store_true", help="print the value as JSON (what the program prints goes to stderr)"
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the JSON value and errors")
     parser.add_argument(
         "--model",
-        help="the model of every task call that names none itself, over a template's <model>",
+        help="the model of every task call that names none itself (it overrides a template's <model>)",
     )
     parser.add_argument(
         "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"

@@ -93,7 +93,7 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "workspace": (lambda path: Path(path).is_dir(), "a directory"),
     "mock_responses": (lambda path: Path(path).is_file(), "a file of replies"),
     "replay": (lambda path: Path(path).is_file(), "a cassette file"),
-    "record": (lambda path: _writable_file_path(Path(path)), "a file path in a directory"),
+    "record": (lambda path: _writable_file_path(Path(path)), "a cassette file to write, not a directory"),
 }
 
 

@@ -636,8 +636,8 @@ def test_help_says_that_model_overrides_a_templates_model(cli: Cli) -> None:
     code, out, _ = cli("run", "--help")
     text = " ".join(out.split())
     assert code == EXIT_OK
-    assert "--model MODEL the model of every task call that names none itself," in text
-    assert "over a template's <model>" in text and "tasks that name none" not in text
+    assert "--model MODEL the model of every task call that names none itself" in text
+    assert "(it overrides a template's <model>)" in text and "tasks that name none" not in text
 
 
 # Closed and full output, bad bytes: never a traceback ------------------------------------------
