@@ -84,6 +84,23 @@ def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
         db.close()
 
 
+def killed_at_request(workspace: Path, server: LLMServer, count: int) -> str:
+    """`sexp run p.sexp`, killed with SIGKILL while the server's request `count` waits for its
+    answer; what it wrote on stderr."""
+    process = start(workspace, server, "p.sexp")
+
+    def kill(seen: int) -> None:
+        if seen == count:
+            process.send_signal(signal.SIGKILL)
+            time.sleep(0.2)
+
+    server.on_request = kill
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGKILL
+    server.on_request = None
+    return err
+
+
 def completed_steps(workspace: Path, rid: str) -> int:
     query = "SELECT COUNT(*) FROM steps WHERE run_id = ? AND status = 'COMPLETE' AND kind = 'task'"
     return int(store_rows(workspace, query, rid)[0][0])
@@ -123,20 +140,9 @@ def test_kill_9_at_any_point_then_resume_resends_no_completed_call(
 ) -> None:
     (workspace / "p.sexp").write_text(STEPS)
     server.script(Scripted(delay=0.05))
-    process = start(workspace, server, "p.sexp")
-
-    def kill(count: int) -> None:
-        if count == kill_at:
-            process.send_signal(signal.SIGKILL)  # while request `kill_at` waits for its answer
-            time.sleep(0.2)
-
-    server.on_request = kill
-    _, err = process.communicate(timeout=120)
-    assert process.returncode == -signal.SIGKILL
-    rid = run_id(err)
+    rid = run_id(killed_at_request(workspace, server, kill_at))
     done = completed_steps(workspace, rid)
     assert done == kill_at - 1
-    server.on_request = None
     before = len(server.requests)
     status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
     assert (status, out) == (0, f'"{EXPECTED}"\n')
@@ -373,17 +379,7 @@ def test_a_task_killed_mid_conversation_resends_none_of_its_completed_turns(
         READ_NOTES,
         Scripted(content="<output>milk</output>", delay=0.05),
     )
-    process = start(workspace, server, "p.sexp")
-
-    def kill(count: int) -> None:
-        if count == 2:  # the second turn is in flight: the first is complete
-            process.send_signal(signal.SIGKILL)
-            time.sleep(0.2)
-
-    server.on_request = kill
-    _, err = process.communicate(timeout=120)
-    assert process.returncode == -signal.SIGKILL
-    server.on_request = None
+    err = killed_at_request(workspace, server, 2)  # the second turn is in flight: the first is complete
     status, out, _ = run(workspace, server, "--resume", run_id(err), "p.sexp")
     assert (status, out) == (0, '"milk"\n')
     assert len(server.requests) == 3  # turn 1 once; turn 2 (never answered) twice
@@ -458,17 +454,7 @@ def test_after_resume_steps_have_distinct_sequence_numbers_in_the_order_they_ran
         "(task-content (reader))\n(task-content (step 1))\n(task-content (step 2))\n"
     )
     server.script(READ_NOTES, "<output>milk</output>", Scripted(content="<output>one</output>", delay=0.05))
-    process = start(workspace, server, "p.sexp")
-
-    def kill(count: int) -> None:
-        if count == 3:  # (step 1) is in flight: the reader and its tool call are complete
-            process.send_signal(signal.SIGKILL)
-            time.sleep(0.2)
-
-    server.on_request = kill
-    _, err = process.communicate(timeout=120)
-    assert process.returncode == -signal.SIGKILL
-    server.on_request = None
+    err = killed_at_request(workspace, server, 3)  # (step 1) is in flight, the reader complete
     server.script("<output>one</output>", "<output>two</output>")
     rid = run_id(err)
     status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
