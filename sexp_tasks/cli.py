@@ -17,7 +17,7 @@ from . import __version__
 from .config import Settings, load_dotenv, load_settings
 from .deepstack import run_with_deep_stack
 from .diagnostics import format_error
-from .errors import ReadError, SexpError, UsageError
+from .errors import OutputClosed, ReadError, SexpError, UsageError
 from .printer import to_json, to_repr
 from .secrets import hide_credentials_from_other_processes
 from .values import Value
@@ -95,9 +95,14 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--set-str", action="append", default=[], metavar="NAME=VALUE", help="bind a global to a string"
     )
-    parser.add_argument("--json", action="store_true", help="print the value as JSON")
+    parser.add_argument(
+        "--json", action="store_true", help="print the value as JSON (what the program prints goes to stderr)"
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the JSON value and errors")
-    parser.add_argument("--model", help="the model for tasks that name none")
+    parser.add_argument(
+        "--model",
+        help="the model of every task call that names none itself (it overrides a template's <model>)",
+    )
     parser.add_argument(
         "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
     )
@@ -127,6 +132,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except OutputClosed as closed:  # stdout closed or full: end quietly (SPEC §10.1)
+        if getattr(args, "debug", False):
+            import traceback
+
+            traceback.print_exception(closed.cause, file=sys.stderr)
+        from .stdout import discard_stdout
+
+        discard_stdout()
+        return EXIT_OK if closed.closed_pipe else EXIT_ERROR
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -213,10 +227,8 @@ def _guarded(
         raise
     except UsageError:
         raise
-    except BrokenPipeError:  # `sexp runs | head -1`: the reader has what it wanted
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit cannot fail again
-        return EXIT_OK
+    except BrokenPipeError as err:  # `sexp runs | head -1`: the reader has what it wanted
+        raise OutputClosed(err) from None
     except RecursionError:
         if debug:
             traceback.print_exc(file=sys.stderr)
@@ -240,10 +252,11 @@ def _run(
 ) -> int:
     from .runtime import Runtime  # the runtime imports the reader (lark); keep --help fast
 
-    runtime = Runtime(settings)
+    bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
+    # With --json, stdout holds the one JSON document; what the program prints goes to stderr.
+    runtime = Runtime(settings, out=sys.stderr if args.json else None)
     if started is not None:
         started.append(runtime)
-    bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
     for name, value in bindings:
         runtime.define(name, value)
     if path is None:
@@ -268,14 +281,31 @@ def _report(value: Value, as_json: bool, quiet: bool, print_nil: bool, out: Text
 
 def _bindings(assignments: list[str], literal: bool) -> list[tuple[str, Value]]:
     """NAME=VALUE pairs from --set (read as a literal when it is one) or --set-str."""
+    flag = "--set" if literal else "--set-str"
     pairs = []
     for assignment in assignments:
         name, equals, raw = assignment.partition("=")
         if not equals or not name.strip():
-            flag = "--set" if literal else "--set-str"
             raise UsageError(f"{flag} expects NAME=VALUE, got '{assignment}'")
-        pairs.append((name.strip(), literal_value(raw) if literal else raw))
+        pairs.append((_global_name(name.strip(), flag), literal_value(raw) if literal else raw))
     return pairs
+
+
+def _global_name(name: str, flag: str) -> str:
+    """name, when a program could bind it: a symbol that is not a special form's name."""
+    from .forms import SPECIAL_FORMS
+    from .nodes import Symbol
+    from .reader import read
+
+    if name in SPECIAL_FORMS:
+        raise UsageError(f"{flag}: '{name}' is a special form; it cannot be set")
+    try:
+        forms = read(name, flag)
+    except ReadError:
+        forms = []
+    if len(forms) != 1 or not isinstance(forms[0], Symbol) or forms[0].name != name:
+        raise UsageError(f"{flag}: '{name}' is not a name a program can use")
+    return name
 
 
 def literal_value(raw: str) -> Value:
@@ -328,6 +358,13 @@ def _check(files: list[str], settings: Settings) -> int:
 
 def entry_point() -> None:
     """The console script: exit with main's status."""
+    from .stdout import discard_stdout, guard_stdout
+
+    guard_stdout()
     status = main()
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except OutputClosed as closed:
+        discard_stdout()
+        status = status or (EXIT_OK if closed.closed_pipe else EXIT_ERROR)
     os._exit(status) if status == EXIT_INTERRUPTED else sys.exit(status)

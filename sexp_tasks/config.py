@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,38 @@ _ENVIRONMENT = {
     "SEXP_MOCK_RESPONSES": "mock_responses",
 }
 
+# The flag each override comes from, to name it in errors.
+_FLAGS = {
+    "template_flags": "--templates",
+    "mock_responses": "--mock-responses",
+    "record": "--record",
+    "replay": "--replay",
+    "workspace": "--workspace",
+    "max_cost_usd": "--max-cost",
+}
+
+
+def _finite(test: Callable[[float], bool]) -> Callable[[Any], bool]:
+    return lambda value: math.isfinite(value) and test(value)
+
+
+# What a setting may hold, and how to say so: the check and "must be ..." (SPEC §10.1).
+_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "concurrency": (lambda n: n >= 1, "at least 1"),
+    "max_turns": (lambda n: n >= 1, "at least 1"),
+    "recursion_limit": (lambda n: n >= 1, "at least 1"),
+    "max_depth": (lambda n: n >= 0, "0 or more"),
+    "script_timeout": (_finite(lambda s: s > 0), "a positive number of seconds"),
+    "script_output_limit": (lambda n: n >= 0, "0 or more bytes"),
+    "max_context_window_fraction": (_finite(lambda f: 0 < f <= 1), "a fraction above 0 and at most 1"),
+    "max_cost_usd": (_finite(lambda usd: usd > 0), "a positive number of dollars"),
+    "template_flags": (lambda dirs: all(Path(d).is_dir() for d in dirs), "a directory"),
+    "workspace": (lambda path: Path(path).is_dir(), "a directory"),
+    "mock_responses": (lambda path: Path(path).is_file(), "a file of replies"),
+    "replay": (lambda path: Path(path).is_file(), "a cassette file"),
+    "record": (lambda path: _writable_file_path(Path(path)), "a cassette file to write, not a directory"),
+}
+
 
 def load_dotenv(directory: Path) -> list[str]:
     """Read KEY=VALUE lines from directory/.env into the environment, never overriding it.
@@ -110,16 +144,34 @@ def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
         values.update(_read_toml(toml_path, warnings))
     for variable, key in _ENVIRONMENT.items():
         if os.environ.get(variable):
-            values[key] = os.environ[variable]
+            values[key] = check_setting(key, os.environ[variable], variable)
     if os.environ.get("SEXP_TEMPLATES"):
         values["templates"] = (*values.get("templates", ()), *os.environ["SEXP_TEMPLATES"].split(os.pathsep))
     if "api_base" in values and not os.environ.get("SEXP_API_BASE") and not overrides.get("api_base"):
         warnings += _foreign_api_base(str(values["api_base"]), f"./{toml_path.name}")
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    settings = Settings(**values)
-    if settings.recursion_limit < 1:
-        raise UsageError("recursion_limit must be at least 1")
-    return replace(settings, warnings=tuple(warnings))
+    for key, value in overrides.items():
+        if value is not None:
+            values[key] = check_setting(key, value, _FLAGS.get(key, key))
+    return replace(Settings(**values), warnings=tuple(warnings))
+
+
+def check_setting(key: str, value: Any, label: str) -> Any:
+    """value, when it is in the range setting key allows; else a UsageError naming label."""
+    allowed = _RANGES.get(key)
+    if allowed is not None and not allowed[0](value):
+        shown = ", ".join(map(repr, value)) if isinstance(value, tuple) else repr(value)
+        raise UsageError(f"{label} must be {allowed[1]} (got {shown})")
+    return value
+
+
+def _writable_file_path(path: Path) -> bool:
+    """Whether a file could be written at path: not a directory, and below a directory (made if need be)."""
+    if path.is_dir():
+        return False
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent.is_dir()
 
 
 def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
@@ -129,6 +181,10 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{path.name}: {err}") from None
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{path.name}: not UTF-8 text (byte {err.start + 1})") from None
+    except OSError as err:
+        raise UsageError(f"{path.name}: cannot read it: {err.strerror or err}") from None
     known = {f.name for f in fields(Settings)}
     values: dict[str, Any] = {}
     for key, value in data.items():
@@ -138,4 +194,5 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
         if not isinstance(value, _TOML_TYPES[key]) or isinstance(value, bool):
             raise UsageError(f"{path.name}: '{key}' has the wrong type ({type(value).__name__})")
         values[key] = tuple(str(v) for v in value) if isinstance(value, list) else value
+        check_setting(key, values[key], f"{path.name}: '{key}'")
     return values

@@ -25,8 +25,11 @@ def allow_recursion(call_limit: int) -> None:
         sys.setrecursionlimit(needed)
 
 
-def run_with_deep_stack(fn: Callable[[], T]) -> T:
-    """Run fn in a thread with a large C stack; re-raise what it raises, here."""
+def run_with_deep_stack(fn: Callable[[], T], interrupt_grace: float = 2.0) -> T:
+    """Run fn in a thread with a large C stack; re-raise what it raises, here.
+
+    On Ctrl-C, fn's thread is interrupted too and waited for at most interrupt_grace seconds.
+    """
     outcome: dict[str, object] = {}
 
     def target() -> None:
@@ -45,7 +48,7 @@ def run_with_deep_stack(fn: Callable[[], T]) -> T:
         while worker.is_alive():
             worker.join(0.05)  # a timed join lets Ctrl-C reach this thread
     except KeyboardInterrupt:
-        _interrupt(worker, outcome)
+        _interrupt(worker, outcome, interrupt_grace)
         raise
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]

@@ -116,3 +116,19 @@ class RunError(SexpError):
     """A recorded run that cannot be resumed: unknown, edited since, or in use."""
 
     error_type = "RUN_ERROR"
+
+
+class OutputClosed(BaseException):
+    """Standard output is closed or full: the command ends quietly (SPEC §10.1).
+
+    Not an Exception, so neither a program's `try` nor a primitive's error translation stops it.
+    """
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+    @property
+    def closed_pipe(self) -> bool:
+        """Whether the reader went away (`| head`): the command then ends with status 0."""
+        return isinstance(self.cause, BrokenPipeError)

@@ -69,7 +69,9 @@ class Journal:
         self.root = root  # the program's directory: sites are relative to it
         self.reused = 0  # steps answered from the store
         self._occurrences: dict[str, int] = {}
-        self._seq = 0
+        # Sequence numbers say in what order steps ran: a resumed run's steps come after every
+        # step already recorded (a step run again takes a new number), so none is used twice.
+        self._seq = store.last_seq(run_id) if resuming else 0
         self._lock = threading.Lock()
 
     def _next_key(self, site: str) -> tuple[str, int]:

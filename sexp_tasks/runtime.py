@@ -10,7 +10,7 @@ from .compiler import Compiler
 from .config import Settings
 from .deepstack import allow_recursion
 from .environment import TOP_FRAME, GlobalEnvironment
-from .errors import FileError, SexpError
+from .errors import FileError, OutputClosed, SexpError
 from .forms import SPECIAL_FORMS
 from .library import LazyDefinitions
 from .nodes import Node
@@ -223,8 +223,12 @@ class Runtime:
 
     # Services primitives use -------------------------------------------------------------
     def write_output(self, text: str) -> None:
-        self.out.write(text)
-        self.out.flush()
+        """What `print` writes; a closed or full output ends the command (OutputClosed)."""
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except OSError as err:
+            raise OutputClosed(err) from None
 
     def log(self, message: str) -> None:
         if not self.settings.quiet:

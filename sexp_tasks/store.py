@@ -20,6 +20,7 @@ from .errors import SexpError
 from .secrets import scrub
 
 SCHEMA_VERSION = 1
+LOCK_PATIENCE_SECONDS = 0.2  # how long taking a run's lock waits out a process only looking at it
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -106,18 +107,49 @@ class Store:
         process dies, even by kill -9); StoreError when another process holds it."""
         import fcntl
 
-        locks = self.path.parent / (self.path.name + ".locks")
+        locks = self._locks()
         try:
             locks.mkdir(exist_ok=True)
             handle = open(locks / run_id, "w")  # noqa: SIM115  (held open on purpose)
         except OSError as err:
             raise StoreError(f"cannot lock run {run_id}: {err.strerror or err}") from None
+        deadline = time.monotonic() + LOCK_PATIENCE_SECONDS  # a `sexp runs` may be looking at it
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return handle
+            except OSError:
+                if time.monotonic() >= deadline:
+                    handle.close()
+                    raise StoreError(f"run {run_id} is in use by another sexp process") from None
+                time.sleep(0.01)
+
+    def run_is_held(self, run_id: str) -> bool:
+        """Whether a live process (this one included) holds run_id's lock."""
+        import fcntl
+
+        if not run_id or "/" in run_id or run_id in (".", ".."):
+            return False
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            handle = open(self._locks() / run_id, "rb")  # noqa: SIM115  (closed below)
         except OSError:
-            handle.close()
-            raise StoreError(f"run {run_id} is in use by another sexp process") from None
-        return handle
+            return False
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return False
+
+    def _locks(self) -> Path:
+        return self.path.parent / (self.path.name + ".locks")
+
+    def _as_shown(self, run: dict[str, Any]) -> dict[str, Any]:
+        """The run row, `interrupted` when it says running but no live process holds it (kill -9)."""
+        if run.get("status") == "running" and not self.run_is_held(str(run.get("id"))):
+            run["status"] = "interrupted"
+        return run
 
     # Plumbing -------------------------------------------------------------------------------
     @contextmanager
@@ -195,12 +227,13 @@ class Store:
         return float(rows[0]["cost"])
 
     def run(self, run_id: str) -> dict[str, Any] | None:
+        """The run's row; a run whose process died is `interrupted`, not `running`."""
         rows = self.query("SELECT * FROM runs WHERE id = ?", (run_id,))
-        return rows[0] if rows else None
+        return self._as_shown(rows[0]) if rows else None
 
     def recent_runs(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The newest runs first, with their step count, tokens and cost."""
-        return self.query(
+        """The newest runs first, with their step count, tokens and cost (status as `run` gives it)."""
+        rows = self.query(
             """SELECT r.*, COUNT(s.key) - COUNT(CASE WHEN s.kind = 'turn' THEN 1 END) AS steps,
                       COALESCE(SUM(s.prompt_tokens + s.completion_tokens), 0) AS tokens,
                       COALESCE(SUM(s.cost_usd), 0) AS cost_usd
@@ -208,6 +241,7 @@ class Store:
                GROUP BY r.id ORDER BY r.started_at DESC LIMIT ?""",
             (limit,),
         )
+        return [self._as_shown(row) for row in rows]
 
     # Steps ----------------------------------------------------------------------------------
     def step_started(
@@ -248,6 +282,12 @@ class Store:
                 key,
             ),
         )
+
+    def last_seq(self, run_id: str) -> int:
+        """The highest sequence number the run's steps have (0 for none): a resumed run counts on."""
+        rows = self.query("SELECT MAX(seq) AS seq FROM steps WHERE run_id = ?", (run_id,))
+        last = rows[0]["seq"]
+        return last if isinstance(last, int) else 0
 
     def step(self, run_id: str, key: str) -> dict[str, Any] | None:
         rows = self.query("SELECT * FROM steps WHERE run_id = ? AND key = ?", (run_id, key))

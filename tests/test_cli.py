@@ -105,13 +105,21 @@ def test_json_renders_values_as_json(cli: Cli, expression: str, data: object) ->
 
 def test_json_prints_null_for_nil_on_run(cli: Cli, workspace: Path) -> None:
     write(workspace / "prog.sexp", '(print "side")\n')
-    assert cli("run", "prog.sexp", "--json") == (EXIT_OK, "side\nnull\n", "")
+    assert cli("run", "prog.sexp", "--json") == (EXIT_OK, "null\n", "side\n")
+
+
+def test_json_is_one_document_on_stdout_and_print_goes_to_stderr(cli: Cli, workspace: Path) -> None:
+    write(workspace / "prog.sexp", '(print "one" 1)\n(pmap (lambda (x) (print "two") x) (list 1 2))\n')
+    code, out, err = cli("run", "prog.sexp", "--json")
+    assert (code, json.loads(out), err) == (EXIT_OK, [1, 2], "one 1\ntwo\ntwo\n")
+    assert cli("eval", "--json", '(progn (print "x") 5)') == (EXIT_OK, "5\n", "x\n")
+    assert cli("run", "prog.sexp")[1] == "one 1\ntwo\ntwo\n(1 2)\n"  # without --json: stdout
 
 
 def test_quiet_suppresses_the_final_value_but_not_the_json_value(cli: Cli, workspace: Path) -> None:
     write(workspace / "prog.sexp", '(print "printed")\n(+ 1 2)\n')
     assert cli("run", "prog.sexp", "-q") == (EXIT_OK, "printed\n", "")
-    assert cli("run", "prog.sexp", "--quiet", "--json") == (EXIT_OK, "printed\n3\n", "")
+    assert cli("run", "prog.sexp", "--quiet", "--json") == (EXIT_OK, "3\n", "printed\n")
     assert cli("eval", "-q", "(+ 1 2)") == (EXIT_OK, "", "")
     assert cli("eval", "-q", "--json", "nil") == (EXIT_OK, "null\n", "")
 
@@ -670,3 +678,130 @@ def test_a_closed_pipe_ends_quietly(workspace: Path) -> None:
     )
     assert done.stdout == "(0 1 2 3 4"
     assert done.stderr == "" and done.returncode == 0
+
+
+def test_help_says_that_model_overrides_a_templates_model(cli: Cli) -> None:
+    code, out, _ = cli("run", "--help")
+    text = " ".join(out.split())
+    assert code == EXIT_OK
+    assert "--model MODEL the model of every task call that names none itself" in text
+    assert "(it overrides a template's <model>)" in text and "tasks that name none" not in text
+
+
+# Closed and full output, bad bytes: never a traceback ------------------------------------------
+
+
+def shell(command: str, workspace: Path, stdin: bytes = b"") -> tuple[int, bytes, str]:
+    """command run by bash -o pipefail, `sexp` standing for this checkout's command."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
+    sexp = f"{sys.executable} -m sexp_tasks"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", re.sub(r"\Asexp\b", sexp, command)],
+        cwd=workspace,
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    return done.returncode, done.stdout, done.stderr.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("redirect", [">&-", "> /dev/full"])
+def test_a_closed_or_full_stdout_ends_quietly_with_exit_1(workspace: Path, redirect: str) -> None:
+    assert shell(f"sexp eval 42 {redirect}", workspace) == (EXIT_ERROR, b"", "")
+    write(workspace / "p.sexp", '(print "line")\n(+ 1 2)\n')
+    assert shell(f"sexp run -q p.sexp {redirect}", workspace) == (EXIT_ERROR, b"", "")
+    assert shell(f"sexp runs {redirect}", workspace) == (EXIT_ERROR, b"", "")
+    assert shell(f"sexp tasks list {redirect}", workspace) == (EXIT_ERROR, b"", "")
+
+
+def test_print_into_a_closed_pipe_ends_quietly_with_exit_0(workspace: Path) -> None:
+    write(workspace / "p.sexp", '(loop 100000 (print "a line of output"))\n')
+    assert shell("sexp run -q p.sexp | head -0", workspace) == (EXIT_OK, b"", "")
+    assert shell("sexp run -q p.sexp | head -1", workspace) == (EXIT_OK, b"a line of output\n", "")
+    status, out, err = shell("sexp run -q --json p.sexp 2>&1 | head -1", workspace)
+    assert (status, out, err) == (EXIT_OK, b"a line of output\n", "")
+
+
+def test_a_sexp_toml_that_is_not_utf8_is_a_usage_error(cli: Cli, workspace: Path) -> None:
+    (workspace / "sexp.toml").write_bytes(b'model = "caf\xe9"\n')
+    code, out, err = cli("eval", "1")
+    assert (code, out) == (EXIT_USAGE, "")
+    assert err.startswith("error: sexp.toml: not UTF-8 text") and "Traceback" not in err
+
+
+def test_piped_repl_input_that_is_not_utf8_is_an_error_and_the_session_goes_on(workspace: Path) -> None:
+    status, out, err = shell("sexp", workspace, stdin=b'(print "caf\xe9")\n(+ 1 2)\n')
+    assert (status, out) == (EXIT_OK, b"3\n")
+    assert err == "<repl>:1: error: the input is not UTF-8 text\n"
+
+
+# Settings out of range are usage errors naming the setting ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "flags, named",
+    [
+        (["--max-cost", "-1"], "--max-cost"),
+        (["--max-cost", "0"], "--max-cost"),
+        (["--max-cost", "nan"], "--max-cost"),
+        (["--max-cost", "inf"], "--max-cost"),
+        (["--max-cost", "abc"], "--max-cost"),
+        (["--templates", "/nonexistent"], "--templates"),
+        (["--templates", "p.sexp"], "--templates"),
+        (["--workspace", "nowhere"], "--workspace"),
+        (["--mock-responses", "missing.json"], "--mock-responses"),
+        (["--replay", "missing.jsonl"], "--replay"),
+        (["--record", "adir"], "--record"),
+        (["--record", "p.sexp/cassette.jsonl"], "--record"),
+        (["--set", "if=1"], "--set"),
+        (["--set-str", "lambda=x"], "--set-str"),
+        (["--set", "two words=1"], "--set"),
+    ],
+)
+def test_nonsense_flags_are_usage_errors_naming_the_flag(
+    cli: Cli, workspace: Path, flags: list[str], named: str
+) -> None:
+    (workspace / "adir").mkdir()
+    write(workspace / "p.sexp", '(print "ran")\n')
+    for command in (["run", "p.sexp"], ["eval", '(print "ran")']):
+        code, out, err = cli(*command, *flags)
+        assert (code, out) == (EXIT_USAGE, ""), err
+        assert err.startswith("error: ") or err.startswith("usage: "), err
+        assert named in err and "Traceback" not in err and "internal error" not in err
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "script_timeout = -5",
+        "script_timeout = 0",
+        "script_timeout = nan",
+        "script_output_limit = -1",
+        "concurrency = 0",
+        "max_turns = 0",
+        "recursion_limit = -3",
+        "max_depth = -1",
+        "max_context_window_fraction = 0",
+        "max_context_window_fraction = 1.5",
+        "max_context_window_fraction = nan",
+        "max_cost_usd = 0",
+        "max_cost_usd = -0.5",
+        "max_cost_usd = inf",
+    ],
+)
+def test_nonsense_sexp_toml_settings_are_usage_errors_naming_the_key(
+    cli: Cli, workspace: Path, setting: str
+) -> None:
+    write(workspace / "sexp.toml", setting + "\n")
+    code, out, err = cli("eval", '(print "ran")')
+    assert (code, out) == (EXIT_USAGE, "")
+    key = setting.split()[0]
+    assert err.startswith(f"error: sexp.toml: '{key}' must be "), err
+    assert "Traceback" not in err
+
+
+def test_settings_at_the_edge_of_their_range_are_accepted(cli: Cli, workspace: Path) -> None:
+    edges = "max_context_window_fraction = 1\nscript_output_limit = 0\nmax_depth = 0\n"
+    write(workspace / "sexp.toml", edges)
+    assert cli("eval", "--max-cost", "0.0001", "1") == (EXIT_OK, "1\n", "")

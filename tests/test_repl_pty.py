@@ -6,21 +6,24 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
 from conftest import ROOT, Cli
+from llm_server import LLMServer, Scripted
+
+from sexp_tasks.scripts_launcher import descendants
 
 PROMPT = "sexp>"
 # Output starts on a fresh line, or right after the shell turns bracketed paste off.
 START_OF_OUTPUT = r"(?:\n|\x1b\[\?2004l)"
 
 
-def spawn(workspace: Path) -> pexpect.spawn:
+def spawn(workspace: Path, **extra_env: str) -> pexpect.spawn:
     """`python -m sexp_tasks` (the REPL) in a pty, HOME and XDG dirs already pointed at the test's."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", **extra_env)
     env.pop("PYTHONSTARTUP", None)
     child = pexpect.spawn(
         sys.executable,
@@ -111,6 +114,67 @@ def test_ctrl_c_interrupts_an_evaluation(repl: pexpect.spawn) -> None:
     repl.expect(PROMPT)
     enter(repl, "(+ 2 2)")
     answer(repl, "4")
+
+
+def sleeping(pid: int) -> list[int]:
+    """The `sleep` processes below pid."""
+    found = []
+    for child in descendants(pid):
+        try:
+            if Path(f"/proc/{child}/cmdline").read_bytes().startswith(b"sleep\0"):
+                found.append(child)
+        except OSError:
+            pass
+    return found
+
+
+def poll(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_ctrl_c_cancels_a_waiting_script_at_once_and_the_session_goes_on(repl: pexpect.spawn) -> None:
+    enter(repl, "(define kept 7)")
+    answer(repl, "7")
+    enter(repl, '(system:run_script (command (list "sleep" "12")))')
+    poll(lambda: bool(sleeping(repl.pid)))  # the script is running: the evaluation waits on it
+    repl.sendcontrol("c")
+    repl.expect("interrupted", timeout=3)
+    repl.expect(PROMPT)
+    enter(repl, "(+ 1 2)")
+    answer(repl, "3")
+    enter(repl, "kept")
+    answer(repl, "7")
+    poll(lambda: not sleeping(repl.pid), seconds=3)  # its process group was killed
+
+
+def test_ctrl_c_abandons_a_waiting_model_call_at_once_and_the_session_goes_on(workspace: Path) -> None:
+    server = LLMServer().start()
+    server.script(Scripted(content="<output>late</output>", delay=20))
+    child = spawn(
+        workspace,
+        SEXP_API_BASE=server.base_url,
+        SEXP_MODEL="openai/test-model",
+        OPENAI_API_KEY="sk-test-not-a-real-key",
+    )
+    try:
+        enter(child, '(defatom ask (instructions "Say hi"))')
+        answer(child, "ask")
+        enter(child, "(ask)")
+        poll(lambda: bool(server.requests), seconds=30)  # the call is waiting for its answer
+        child.sendcontrol("c")
+        child.expect("interrupted", timeout=3)
+        child.expect(PROMPT)
+        enter(child, "(+ 1 2)")
+        answer(child, "3")
+        enter(child, ":quit")
+        assert ends(child) == 0
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+        server.stop()
 
 
 def test_tab_completes_names(repl: pexpect.spawn) -> None:

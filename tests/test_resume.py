@@ -6,6 +6,7 @@ every request; the crash test kills them with SIGKILL at many points.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -83,6 +84,23 @@ def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
         db.close()
 
 
+def killed_at_request(workspace: Path, server: LLMServer, count: int) -> str:
+    """`sexp run p.sexp`, killed with SIGKILL while the server's request `count` waits for its
+    answer; what it wrote on stderr."""
+    process = start(workspace, server, "p.sexp")
+
+    def kill(seen: int) -> None:
+        if seen == count:
+            process.send_signal(signal.SIGKILL)
+            time.sleep(0.2)
+
+    server.on_request = kill
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGKILL
+    server.on_request = None
+    return err
+
+
 def completed_steps(workspace: Path, rid: str) -> int:
     query = "SELECT COUNT(*) FROM steps WHERE run_id = ? AND status = 'COMPLETE' AND kind = 'task'"
     return int(store_rows(workspace, query, rid)[0][0])
@@ -122,20 +140,9 @@ def test_kill_9_at_any_point_then_resume_resends_no_completed_call(
 ) -> None:
     (workspace / "p.sexp").write_text(STEPS)
     server.script(Scripted(delay=0.05))
-    process = start(workspace, server, "p.sexp")
-
-    def kill(count: int) -> None:
-        if count == kill_at:
-            process.send_signal(signal.SIGKILL)  # while request `kill_at` waits for its answer
-            time.sleep(0.2)
-
-    server.on_request = kill
-    _, err = process.communicate(timeout=120)
-    assert process.returncode == -signal.SIGKILL
-    rid = run_id(err)
+    rid = run_id(killed_at_request(workspace, server, kill_at))
     done = completed_steps(workspace, rid)
     assert done == kill_at - 1
-    server.on_request = None
     before = len(server.requests)
     status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
     assert (status, out) == (0, f'"{EXPECTED}"\n')
@@ -372,17 +379,7 @@ def test_a_task_killed_mid_conversation_resends_none_of_its_completed_turns(
         READ_NOTES,
         Scripted(content="<output>milk</output>", delay=0.05),
     )
-    process = start(workspace, server, "p.sexp")
-
-    def kill(count: int) -> None:
-        if count == 2:  # the second turn is in flight: the first is complete
-            process.send_signal(signal.SIGKILL)
-            time.sleep(0.2)
-
-    server.on_request = kill
-    _, err = process.communicate(timeout=120)
-    assert process.returncode == -signal.SIGKILL
-    server.on_request = None
+    err = killed_at_request(workspace, server, 2)  # the second turn is in flight: the first is complete
     status, out, _ = run(workspace, server, "--resume", run_id(err), "p.sexp")
     assert (status, out) == (0, '"milk"\n')
     assert len(server.requests) == 3  # turn 1 once; turn 2 (never answered) twice
@@ -440,3 +437,45 @@ def test_a_failed_file_paths_command_runs_again_on_resume(workspace: Path, serve
         len(server.requests) == 2
         and '<file path="b.txt">' in server.requests[1].body["messages"][-1]["content"]
     )
+
+
+def preorder(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps of `sexp trace --json`, each before its children, as the tree lists them."""
+    return [s for step in steps for s in (step, *preorder(step["children"]))]
+
+
+def test_after_resume_steps_have_distinct_sequence_numbers_in_the_order_they_ran(
+    workspace: Path, server: LLMServer
+) -> None:
+    write_reader(workspace, server)
+    (workspace / "p.sexp").write_text(
+        '(defatom reader (instructions "Read notes.txt") (tools read_file))\n'
+        '(defatom step (params (n int)) (instructions "Step {{n}}"))\n'
+        "(task-content (reader))\n(task-content (step 1))\n(task-content (step 2))\n"
+    )
+    server.script(READ_NOTES, "<output>milk</output>", Scripted(content="<output>one</output>", delay=0.05))
+    err = killed_at_request(workspace, server, 3)  # (step 1) is in flight, the reader complete
+    server.script("<output>one</output>", "<output>two</output>")
+    rid = run_id(err)
+    status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
+    assert (status, out) == (0, '"two"\n')
+    every = [seq for (seq,) in store_rows(workspace, "SELECT seq FROM steps WHERE run_id = ?", rid)]
+    assert len(every) == len(set(every))  # turns included
+    done = subprocess.run(
+        [sys.executable, "-m", "sexp_tasks", "trace", rid, "--json"],
+        cwd=workspace,
+        env=environment(server),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    steps = preorder(json.loads(done.stdout)["steps"])
+    assert [(s["kind"], s["name"]) for s in steps] == [
+        ("task", "reader"),
+        ("tool", "read_file"),
+        ("task", "step"),
+        ("task", "step"),
+    ]
+    seqs = [s["seq"] for s in steps]
+    assert seqs == sorted(set(seqs)), seqs
+    assert [s["key"].split(":")[1] for s in steps if s["kind"] == "task"] == ["3", "4", "5"]

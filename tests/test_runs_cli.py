@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Cli
+from conftest import ROOT, Cli
 
 from sexp_tasks.store import Store
 from sexp_tasks.trace import format_duration, format_trace, result_preview, step_tree, trace_json
@@ -140,6 +146,78 @@ def test_a_corrupt_store_is_a_clear_error(cli: Cli, workspace: Path) -> None:
         assert "corrupt or not a sexp store" in err and "Traceback" not in err
 
 
+def statuses(cli: Cli) -> list[str]:
+    return [run["status"] for run in json.loads(cli("runs", "--json")[1])]
+
+
+def test_a_run_killed_with_kill_9_shows_interrupted_once_no_process_holds_it(
+    cli: Cli, workspace: Path
+) -> None:
+    write(workspace / "p.sexp", '(system:run_script (command "sleep 30"))\n')
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sexp_tasks", "run", "p.sexp"],
+        cwd=workspace,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while statuses(cli) != ["running"]:  # a live run is shown running
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+    assert statuses(cli) == ["interrupted"]
+    [line] = cli("runs")[1].splitlines()
+    match = RUN_LINE.match(line)
+    assert match and match["status"] == "interrupted"
+    header = cli("trace", match["id"])[1].splitlines()[0]
+    assert "interrupted" in header and "running" not in header
+    assert json.loads(cli("trace", match["id"], "--json")[1])["run"]["status"] == "interrupted"
+
+
+def test_garbage_in_the_store_is_shown_marked_never_a_crash(cli: Cli, workspace: Path) -> None:
+    run_id = make_run(cli, workspace, GREET + '(greet "a")\n(greet "b")\n(greet "c")\n')
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    db.execute("UPDATE runs SET started_at = 'garbage', ended_at = x'ff'")
+    tasks = db.execute("SELECT key FROM steps WHERE kind = 'task' ORDER BY seq")
+    first, second, third = [key for (key,) in tasks]
+    bad = {"result": "{not json", "cost_usd": "lots", "prompt_tokens": "many", "started_at": "then"}
+    db.execute(
+        "UPDATE steps SET result = ?, cost_usd = ?, prompt_tokens = ?, started_at = ? WHERE key = ?",
+        (*bad.values(), first),
+    )
+    odd = json.dumps({"content": 5, "error": {"type": [1], "reason": {"r": 2}, "message": None}})
+    db.execute("UPDATE steps SET result = ?, seq = 'second' WHERE key = ?", (odd, second))
+    db.execute("UPDATE steps SET result = '[1, 2]', completion_tokens = -3.5 WHERE key = ?", (third,))
+    db.commit()
+    db.close()
+    for args in (("runs",), ("runs", "--json"), ("trace", run_id), ("trace", run_id, "--json")):
+        status, out, err = cli(*args)
+        assert (status, err) == (0, ""), err
+        assert run_id in out
+    line = cli("runs")[1]
+    assert line.startswith(f"{run_id}  ?  completed") and "p.sexp" in line
+    [run] = json.loads(cli("runs", "--json")[1])
+    assert run["started_at"] is None and run["ended_at"] is None and run["duration_s"] is None
+    assert run["invalid"] == ["started_at", "ended_at"]
+    header, *steps = cli("trace", run_id)[1].splitlines()
+    assert header.startswith(f"run {run_id}  ?  completed") and len(steps) == 3
+    by_key = {next(k for k in (first, second, third) if k in line): line for line in steps}
+    assert "(unreadable result)" in by_key[first] and "? tokens (? in" in by_key[first]
+    assert "  $?  " in by_key[first]
+    assert "TASK_FAILURE" not in by_key[second] and "task greet  COMPLETE" in by_key[second]
+    data = json.loads(cli("trace", run_id, "--json")[1])
+    step_data = {step["key"]: step for step in data["steps"]}
+    assert step_data[first]["invalid"] == ["prompt_tokens", "cost_usd", "started_at", "result"]
+    assert step_data[first]["preview"] == "(unreadable result)" and step_data[first]["cost_usd"] is None
+    assert step_data[second]["invalid"] == ["seq"] and step_data[second]["seq"] is None
+    assert step_data[third]["invalid"] == ["completion_tokens"]
+
+
 def test_usage_errors(cli: Cli) -> None:
     assert cli("trace")[0] == 2
     assert cli("runs", "--limit", "many")[0] == 2
@@ -237,7 +315,7 @@ def test_durations(seconds: float | None, text: str) -> None:
 
 def test_result_previews() -> None:
     assert result_preview(None) == ""
-    assert result_preview("not json") == ""
+    assert result_preview("not json") == "(unreadable result)"
     assert result_preview(json.dumps({"content": "line one\nline two"})) == '"line one line two"'
     failed = {"content": "", "error": {"type": "TASK_FAILURE", "reason": "timeout", "message": "too slow"}}
     assert result_preview(json.dumps(failed)) == "TASK_FAILURE timeout: too slow"

@@ -277,12 +277,16 @@ def test_a_mock_model_answers_a_task_offline(cli, workspace: Path) -> None:  # t
     assert out == f'(#<TaskResult COMPLETE "first"> {second} {second})\n'
 
 
-def test_the_run_cost_budget_refuses_calls_once_spent(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_run_cost_budget_refuses_calls_once_spent(workspace: Path) -> None:
+    from sexp_tasks.config import Settings
+
     program = '(progn (defatom t (params x) (instructions "Echo {{x}}")) (t "a"))'
-    code, out, err = cli("eval", "--max-cost", "0", "--model", "mock/demo", program)
-    assert code == 1
-    assert out == '#<TaskResult FAILED "">\n'
-    assert err.startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $0.0000 of its $0.0000 budget")
+    # Mock calls cost nothing, so only a spent budget refuses them; the CLI refuses a budget of 0
+    # as a usage error, so the setting is given here directly.
+    runtime = Runtime(Settings(workspace=str(workspace), model="mock/demo", max_cost_usd=0.0))
+    result = runtime.run_source(program)
+    assert to_repr(result) == '#<TaskResult FAILED "">'
+    assert result.failure_line().startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $")
 
 
 def test_unscripted_mock_replies_count_calls_and_warn_of_nothing(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]

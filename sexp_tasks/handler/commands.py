@@ -36,9 +36,11 @@ DRAIN_SECONDS = 0.5  # how long pipes are still read once the launcher is gone
 STARTUP_SECONDS = 10.0  # the most the launcher's own start may add to the timeout
 LAUNCHER = Path(__file__).resolve().parent.parent / "scripts_launcher.py"
 CHUNK = 64 * 1024
-POLL_LIMIT_SECONDS = 60.0  # the longest single wait (epoll refuses huge timeouts)
 MARKER = "SEXP_SCRIPT_ID"  # in each run's environment: how what a dead launcher left is found
 SWEEP_SECONDS = 5.0  # the longest the search for what a dead launcher left goes on
+# The longest single wait: short, so that Ctrl-C (raised in this thread by the REPL, which a
+# thread blocked in select never sees) stops the wait within that time and the command is killed.
+POLL_LIMIT_SECONDS = 0.1
 
 
 @dataclass

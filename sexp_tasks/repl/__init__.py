@@ -16,12 +16,16 @@ def start(settings: Settings, debug: bool = False) -> int:
     for message in [*(f"warning: {w}" for w in settings.warnings), *session.startup_messages]:
         print(message, file=sys.stderr)
     try:
+        if sys.stdin is None:  # `sexp <&-`: no input at all
+            return 0
         if sys.stdin.isatty() and sys.stdout.isatty():
             from .shell import run_shell
 
             return run_shell(session)
         from .lines import run_lines
 
+        if hasattr(sys.stdin, "reconfigure"):  # bytes that are not UTF-8 reach the session, which says so
+            sys.stdin.reconfigure(errors="surrogateescape")
         return run_lines(session, sys.stdin, prompt=sys.stdin.isatty())
     finally:
         session.close()

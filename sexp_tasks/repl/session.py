@@ -36,6 +36,7 @@ from .replies import Failed, Incomplete, Printed, Reply
 T = TypeVar("T")
 
 ORIGIN = "<repl>"
+INTERRUPT_GRACE_SECONDS = 0.5  # how long Ctrl-C waits for an evaluation to unwind before leaving it
 # A symbol being typed: the characters symbols are made of (SPEC §2.1).
 _WORD_AT_END = re.compile(r"[A-Za-z0-9\-_+*/<>=!?:.%&^~$]+\Z")
 
@@ -113,12 +114,15 @@ class Session:
         come), when the reader's error is shown instead.
         """
         stripped = text.strip()
+        if not final and not self.is_complete(text):
+            return Incomplete()
+        undecodable = _not_utf8(text)
+        if undecodable:
+            return Failed(undecodable)
         if stripped.startswith(":"):
             from .commands import run_command
 
             return run_command(self, stripped)
-        if not final and not self.is_complete(text):
-            return Incomplete()
         return self.evaluate(lambda: self.runtime.run_source(text, ORIGIN), ORIGIN, text)
 
     def evaluate(self, action: Callable[[], Value], program: str, text: str) -> Reply:
@@ -150,6 +154,7 @@ class Session:
                     journal.store.end_run(journal.run_id, status)
                 except SexpError as err:  # the store went away: the reply still stands
                     self.runtime.warn(f"run {journal.run_id} not marked {status}: {err.message}")
+                journal.release()
 
     def _traced(self, exc: BaseException, message: str) -> str:
         if not self.debug:
@@ -216,6 +221,15 @@ def _paths(prefix: str) -> list[str]:
     ]
 
 
+def _not_utf8(text: str) -> str | None:
+    """The error for input holding bytes that are not UTF-8 (read as lone surrogates), else None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return f"{ORIGIN}:{text.count(chr(10), 0, err.start) + 1}: error: the input is not UTF-8 text"
+    return None
+
+
 def _echo(value: Value) -> str:
     """What the REPL shows for a value: nothing for nil; a FAILED TaskResult's error line too."""
     if value is None:
@@ -235,6 +249,7 @@ class _InputJournal(Journal):
         self._hash = program_hash(text)
         self._beginning = threading.Lock()
         self.begun = False
+        self._hold: Any = None  # the run's lock, held while the input runs
         self._nothing_yet: Store | None = None
         super().__init__(None, new_run_id())  # type: ignore[arg-type]  # the store opens lazily
 
@@ -258,29 +273,25 @@ class _InputJournal(Journal):
             if not self.begun:
                 store = self._session.store(create=True)
                 assert store is not None
+                self._hold = store.hold_run(self.run_id)  # so `sexp runs` sees it live
                 store.begin_run(self.run_id, self._program, self._hash, {})
                 self.begun = True
         return super().record(*args, **kwargs)
 
+    def release(self) -> None:
+        """Let go of the run's lock: the input is over."""
+        if self._hold is not None:
+            self._hold.close()
+            self._hold = None
+
 
 def run_interruptibly(action: Callable[[], T]) -> T:
-    """action() on a deep stack; Ctrl-C stops it there too (run_with_deep_stack raises it in the
-    evaluating thread), and the session waits for it to unwind so no evaluation goes on behind
-    the next prompt (a second Ctrl-C stops waiting)."""
-    started = threading.Event()
-    done = threading.Event()
+    """action() on a deep stack; Ctrl-C stops it within a second (SPEC §10.1).
 
-    def body() -> T:
-        started.set()
-        try:
-            return action()
-        finally:
-            done.set()
-
-    try:
-        return run_with_deep_stack(body)
-    except KeyboardInterrupt:
-        if started.is_set():
-            while not done.wait(0.05):
-                pass
-        raise
+    run_with_deep_stack raises the interrupt in the evaluating thread too and waits a moment for
+    it to unwind: Python code stops at once, and a script's wait notices within a tenth of a
+    second and kills its process group. An evaluation still blocked in C after that (a model
+    call waiting on the network) is abandoned: its thread unwinds when the wait returns, with
+    nothing left to do, and the session goes on meanwhile.
+    """
+    return run_with_deep_stack(action, interrupt_grace=INTERRUPT_GRACE_SECONDS)
