@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .calls import apply_other, invoke, primitive_failure, run_tail_calls
+from .calls import apply_other, invoke, nested_too_deeply, primitive_failure, run_tail_calls
 from .errors import SexpError
 from .source import Span
 from .values import Closure, Code, Primitive, TailCall, Value
@@ -160,10 +160,14 @@ def make_call(
         add("            return result")
         add("        except SexpError as err:")
         add("            raise err.at(span)")
+        add("        except RecursionError:")
+        add("            raise nested_too_deeply(span) from None")
         add("    try:")
         add(f"        return invoke(fn, [{args}], depth)")
         add("    except SexpError as err:")
         add("        raise err.at(span)")
+        add("    except RecursionError:")
+        add("        raise nested_too_deeply(span) from None")
     add("if type(fn) is Primitive:")
     add("    try:")
     add(f"        return fn.fn({args})")
@@ -206,4 +210,5 @@ _NAMESPACE: dict[str, Any] = {
     "run_tail_calls": run_tail_calls,
     "apply_other": apply_other,
     "primitive_failure": primitive_failure,
+    "nested_too_deeply": nested_too_deeply,
 }
