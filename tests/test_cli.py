@@ -425,6 +425,31 @@ def test_nesting_too_deep_to_run_is_a_positioned_error(cli: Cli) -> None:
     assert re.match(r"<eval>:1:\d+: error: nesting too deep to evaluate", err), err
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="resource")
+def test_a_call_with_a_hundred_thousand_arguments_runs_in_little_memory(workspace: Path) -> None:
+    # Its call site was generated as Python source with a line and a parameter per argument:
+    # 785 MB at 100,000 arguments, 14.9 GB at 2,000,000.
+    write(workspace / "wide.sexp", "(length (list " + " ".join(map(str, range(100_000))) + "))")
+    measure = (
+        "import resource, subprocess, sys\n"
+        "command = [sys.executable, '-m', 'sexp_tasks', 'run', 'wide.sexp']\n"
+        "done = subprocess.run(command, capture_output=True)\n"
+        "peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "print(done.returncode, done.stdout.decode().strip(), peak_kb // 1024)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", measure],
+        cwd=workspace,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    status, value, peak_mb = done.stdout.split()
+    assert (status, value) == ("0", "100000")
+    assert int(peak_mb) < 400, f"peak RSS {peak_mb} MB"
+
+
 def test_too_deep_nesting_is_a_clear_syntax_error(cli: Cli, workspace: Path) -> None:
     write(workspace / "deep.sexp", "'" + "(" * 200_000 + ")" * 200_000)
     code, out, err = cli("run", "deep.sexp")
