@@ -5,7 +5,7 @@ and operands — a constant, a frame slot, a global name, an integer operation, 
 compiled expression — and on whether it is in tail position. The Python source of a small
 factory is generated per shape and cached; each site is then a closure that reads its
 operands inline, with no Python call per operand. A call with many operands (more than
-MAX_GENERATED_OPERANDS) is not generated: it runs one code per operand in a loop, so its
+MAX_GENERATED_OPERANDS) is not generated: it runs its operands' codes in a loop, so its
 memory stays a small constant per operand.
 
 Arithmetic and comparisons on integers are inlined too: when an operator is a global whose
@@ -193,14 +193,24 @@ def _looping_call(
     missing: Missing,
     table: dict[str, Value],
 ) -> Code:
-    """make_call for many operands: one code per operand, run in a loop (generated source, a
-    line and a parameter per operand, would take memory out of all proportion to the call)."""
+    """make_call for many operands: a loop over their codes (generated source, a line and a
+    parameter per operand, would take memory out of all proportion to the call).
+
+    The constants sit in a template of the arguments; the other operands fill it, in order.
+    """
     operator_code = make_fetch(operator, span, missing, table)
-    codes = [make_fetch(operand, span, missing, table) for operand in operands]
+    template = [operand.value if operand.kind == "const" else None for operand in operands]
+    fills = [
+        (i, make_fetch(operand, span, missing, table))
+        for i, operand in enumerate(operands)
+        if operand.kind != "const"
+    ]
 
     def call(env: list[Any]) -> Value:
         fn = operator_code(env)
-        args = [code(env) for code in codes]
+        args = template.copy()
+        for i, code in fills:
+            args[i] = code(env)
         if type(fn) is Closure:
             if tail:
                 return TailCall((fn, args, span))
@@ -226,9 +236,6 @@ def make_fetch(operand: Operand, span: Span | None, missing: Missing, table: dic
     """Code giving operand's value, as a call site at span gets it."""
     if operand.kind == "code":
         return operand.value  # type: ignore[no-any-return]
-    if operand.kind == "const":
-        value = operand.value
-        return lambda env: value
     src = _Source()
     src.fetch("r", operand)
     src.lines.append("return r")

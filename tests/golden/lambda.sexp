@@ -129,3 +129,9 @@
   (if (= n 0) (+ a q) (wide-loop (- n 1) a b c d e f g h i j k l m o p (+ q 1))))
 (wide-loop 20000 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 0)
 ;=> 20001
+
+;; Many arguments are evaluated left to right, constants and expressions alike.
+(list 1 (begin (print "first") 2) 3 4 5 6 7 8 9 10 11 12 13 14 15 16 (begin (print "second") 17) 18)
+;>> first
+;>> second
+;=> (1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)
