@@ -1,4 +1,4 @@
-"""Interpreter benchmarks: the DSL next to the same programs in CPython, and reader throughput.
+"""Interpreter benchmarks: the DSL next to the same programs in CPython, compile time, and reader throughput.
 
 Run from the checkout root: `.venv/bin/python bench/interp.py [--quick] [--patience N]`.
 Each DSL run and its CPython counterpart are timed in turn, round after round until the best times
@@ -26,10 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.program_gen import generate_program  # noqa: E402
 from sexp_tasks.deepstack import run_with_deep_stack  # noqa: E402
+from sexp_tasks.environment import TOP_FRAME  # noqa: E402
 from sexp_tasks.reader import Reader  # noqa: E402
 from sexp_tasks.runtime import Runtime  # noqa: E402
 
 PARSE_GOAL_MB_S = 1.5
+NESTED_DEPTH = 1_000
 # Noise on a shared machine comes in bursts, so timing goes on while the best times still fall:
 # it stops after `patience` rounds with no best improving by IMPROVEMENT, or at the cap.
 IMPROVEMENT = 0.02
@@ -194,6 +196,19 @@ def run_parse(size_bytes: int, patience: int) -> None:
     print(f"  best of {rounds}: {best:.3f} s, {rate:.2f} MB/s, {tokens / best:,.0f} tokens/s   {goal}")
 
 
+def run_compile_nested(rt: Runtime, depth: int, patience: int) -> bool:
+    """Time compiling `(+ 1 (+ 1 ... 0))` nested depth deep (linear in depth, SPEC §10.1); False
+    if it does not give depth."""
+    (form,) = Reader().read("(+ 1 " * depth + "0" + ")" * depth, "<nested>")
+    got = rt.compiler.compile(form, None)(TOP_FRAME)
+    if got != depth:
+        print(f"compile nested (+ 1 ...), depth {depth:,}: WRONG RESULT {got!r}; not timed")
+        return False
+    (best,), rounds = best_times([lambda: rt.compiler.compile(form, None)], patience)
+    print(f"compile nested (+ 1 ...), depth {depth:,}: {best * 1000:.1f} ms (best of {rounds})")
+    return True
+
+
 def run_all(patience: int, program_bytes: int) -> bool:
     """Print every benchmark; False if any DSL result was wrong."""
     print(header(patience))
@@ -201,6 +216,8 @@ def run_all(patience: int, program_bytes: int) -> bool:
     print(f"{'benchmark':<28}{'DSL':>13}{'CPython':>13}{'ratio':>10}{'rounds':>8}   {'goal':<10}status")
     rt = Runtime()
     correct = [run_comparison(rt, c, patience) for c in COMPARISONS]
+    print()
+    correct.append(run_compile_nested(rt, NESTED_DEPTH, patience))
     print()
     run_parse(program_bytes, patience)
     return all(correct)

@@ -60,6 +60,11 @@ def too_deep(closure: Closure, span: Span | None) -> RecursionDepthError:
     )
 
 
+def nested_too_deeply(span: Span | None) -> RecursionDepthError:
+    """The error for code nested (or recursing) so deeply that Python's stack ran out at span."""
+    return RecursionDepthError("nesting too deep to evaluate", span)
+
+
 def apply_procedure(fn: Value, args: list[Value], depth: int, span: Span | None = None) -> Value:
     """Call any procedure with evaluated arguments from code running at `depth`."""
     if type(fn) is Closure:

@@ -4,7 +4,9 @@ Calls are the evaluator's hot path. A call site is specialised on the shape of i
 and operands — a constant, a frame slot, a global name, an integer operation, or any other
 compiled expression — and on whether it is in tail position. The Python source of a small
 factory is generated per shape and cached; each site is then a closure that reads its
-operands inline, with no Python call per operand.
+operands inline, with no Python call per operand. A call with many operands (more than
+MAX_GENERATED_OPERANDS) is not generated: it runs its operands' codes in a loop, so its
+memory stays a small constant per operand.
 
 Arithmetic and comparisons on integers are inlined too: when an operator is a global whose
 value at compile time is one of the arithmetic primitives, the generated code tests that the
@@ -18,13 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .calls import apply_other, invoke, primitive_failure, run_tail_calls
+from .calls import apply_other, invoke, nested_too_deeply, primitive_failure, run_tail_calls
 from .errors import SexpError
 from .source import Span
 from .values import Closure, Code, Primitive, TailCall, Value
 
 INLINE_BINARY = {"+": "+", "-": "-", "*": "*", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "=": "=="}
 Missing = Callable[[str, Span | None], Value]
+# A call site with more operands is not generated but loops over them (see _looping_call).
+MAX_GENERATED_OPERANDS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +139,8 @@ def make_call(
     table: dict[str, Value],
 ) -> Code:
     """A compiled call: operator first, then operands left to right, then dispatch on the callee."""
+    if len(operands) > MAX_GENERATED_OPERANDS:
+        return _looping_call(operator, operands, span, tail, missing, table)
     src = _Source()
     src.fetch("fn", operator)
     for i, operand in enumerate(operands):
@@ -160,10 +166,14 @@ def make_call(
         add("            return result")
         add("        except SexpError as err:")
         add("            raise err.at(span)")
+        add("        except RecursionError:")
+        add("            raise nested_too_deeply(span) from None")
         add("    try:")
         add(f"        return invoke(fn, [{args}], depth)")
         add("    except SexpError as err:")
         add("        raise err.at(span)")
+        add("    except RecursionError:")
+        add("        raise nested_too_deeply(span) from None")
     add("if type(fn) is Primitive:")
     add("    try:")
     add(f"        return fn.fn({args})")
@@ -173,6 +183,63 @@ def make_call(
     add(f"        raise primitive_failure(fn, [{args}], exc, span) from exc")
     add(f"return apply_other(fn, [{args}], span, env[1])")
     return src.factory("call site")(span, missing, table, *src.values)
+
+
+def _looping_call(
+    operator: Operand,
+    operands: list[Operand],
+    span: Span | None,
+    tail: bool,
+    missing: Missing,
+    table: dict[str, Value],
+) -> Code:
+    """make_call for many operands: a loop over their codes (generated source, a line and a
+    parameter per operand, would take memory out of all proportion to the call).
+
+    The constants sit in a template of the arguments; the other operands fill it, in order.
+    """
+    operator_code = make_fetch(operator, span, missing, table)
+    template = [operand.value if operand.kind == "const" else None for operand in operands]
+    fills = [
+        (i, make_fetch(operand, span, missing, table))
+        for i, operand in enumerate(operands)
+        if operand.kind != "const"
+    ]
+
+    def call(env: list[Any]) -> Value:
+        fn = operator_code(env)
+        args = template.copy()
+        for i, code in fills:
+            args[i] = code(env)
+        if type(fn) is Closure:
+            if tail:
+                return TailCall((fn, args, span))
+            try:
+                return invoke(fn, args, env[1] + 1)
+            except SexpError as err:
+                raise err.at(span)
+            except RecursionError:
+                raise nested_too_deeply(span) from None
+        if type(fn) is Primitive:
+            try:
+                return fn.fn(*args)
+            except SexpError as err:
+                raise err.at(span)
+            except Exception as exc:
+                raise primitive_failure(fn, args, exc, span) from exc
+        return apply_other(fn, args, span, env[1])
+
+    return call
+
+
+def make_fetch(operand: Operand, span: Span | None, missing: Missing, table: dict[str, Value]) -> Code:
+    """Code giving operand's value, as a call site at span gets it."""
+    if operand.kind == "code":
+        return operand.value  # type: ignore[no-any-return]
+    src = _Source()
+    src.fetch("r", operand)
+    src.lines.append("return r")
+    return src.factory("operand")(span, missing, table, *src.values)
 
 
 def make_if(
@@ -206,4 +273,5 @@ _NAMESPACE: dict[str, Any] = {
     "run_tail_calls": run_tail_calls,
     "apply_other": apply_other,
     "primitive_failure": primitive_failure,
+    "nested_too_deeply": nested_too_deeply,
 }

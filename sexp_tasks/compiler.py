@@ -7,9 +7,12 @@ registry of `forms/`, and calls become the specialised call sites of `calls.py`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from .calls import nested_too_deeply
 from .callsite import Operand, can_inline, inline_primitive, make_call, make_if
 from .codegen import checked_reference, constant, frame_at, sequence
 from .dynamic import DYNAMIC_VARIABLES, UNBOUND, binding
@@ -34,41 +37,112 @@ class Compiler:
         self.globals = globals_
         self.recursion_limit = recursion_limit
         self.tasks = tasks
+        self._sharing = threading.local()  # its table: see _shared_compilations
 
     def compile(self, node: Node, scope: Scope | None, tail: bool = False) -> Code:
         """Compile one expression; `tail` says whether its value is the enclosing lambda's."""
         kind = type(node)
-        if kind is FunctionCallNode:
-            return self.compile_call(node, scope, tail)  # type: ignore[arg-type]
         if kind is Symbol:
             return self.compile_reference(node, scope)  # type: ignore[arg-type]
         if kind is Literal:
             return constant(node.value)  # type: ignore[union-attr]
         if kind is Keyword:
             return constant(node)
-        if kind is ListNode:
-            return self._compile_list(node, scope, tail)  # type: ignore[arg-type]
-        if kind is DictNode:
-            return self._compile_dict(node, scope)  # type: ignore[arg-type]
-        raise TypeError(f"cannot compile {node!r}")
+        return self._code(self.compile_operand(node, scope, tail), node, scope)
 
     def compile_body(self, nodes: Sequence[Node], scope: Scope | None, tail: bool) -> Code:
         """Compile a sequence: every value but the last is discarded; empty gives nil."""
         codes = [self.compile(n, scope, tail and i == len(nodes) - 1) for i, n in enumerate(nodes)]
         return sequence(codes)
 
-    def compile_call(self, node: FunctionCallNode, scope: Scope | None, tail: bool) -> Code:
+    def compile_operand(self, node: Node, scope: Scope | None, tail: bool = False) -> Operand:
+        """How a call site should get node's value: inline when it is a constant, a variable or
+        an integer operation on those, else by calling its code.
+
+        Each expression is compiled once: a call's operand, its code and its integer fast path
+        all come from one compilation of its arguments, so compile time is linear in the size
+        of the program.
+        """
+        kind = type(node)
+        if kind is Literal:
+            return Operand("const", node.value)  # type: ignore[union-attr]
+        if kind is Keyword:
+            return Operand("const", node)
+        if kind is Symbol:
+            return self._variable(node, scope)  # type: ignore[arg-type]
+        shared = getattr(self._sharing, "table", None)
+        if shared is not None:
+            found = shared.get(id(node))
+            if found is not None and found[0] is node and found[1] is scope and found[2] is tail:
+                return found[3]  # type: ignore[no-any-return]
+        try:
+            if kind is FunctionCallNode:
+                operand = self._compile_call(node, scope, tail)  # type: ignore[arg-type]
+            elif kind is ListNode:
+                operand = Operand("code", self._compile_list(node, scope, tail))  # type: ignore[arg-type]
+            elif kind is DictNode:
+                operand = Operand("code", self._compile_dict(node, scope))  # type: ignore[arg-type]
+            else:
+                raise TypeError(f"cannot compile {node!r}")
+        except RecursionError:
+            # Python's stack ran out; the compilations this one is inside report where.
+            raise nested_too_deeply(node.span) from None
+        if shared is not None:
+            shared[id(node)] = (node, scope, tail, operand)
+        return operand
+
+    def _variable(self, node: Symbol, scope: Scope | None) -> Operand:
+        name = node.name
+        found = scope.resolve(name) if scope is not None else None
+        if found is None:
+            if name in DYNAMIC_VARIABLES:  # read through its binding, below
+                return Operand("code", self._global_reference(node, scope, node.span))
+            return Operand("global", name)
+        depth, slot, maybe_unbound = found
+        if depth <= 2 and not maybe_unbound:
+            return Operand("slot", None, depth, slot)
+        return Operand("code", self.compile_reference(node, scope))
+
+    def _code(self, operand: Operand, node: Node, scope: Scope | None) -> Code:
+        """The code of an expression compiled to operand (a leaf is compiled again: it is one node)."""
+        if operand.kind == "code":
+            return operand.value  # type: ignore[no-any-return]
+        if operand.kind == "int_op":
+            return operand.fallback  # type: ignore[return-value]
+        return self.compile(node, scope)
+
+    def _compile_call(self, node: FunctionCallNode, scope: Scope | None, tail: bool) -> Operand:
         """A special form by its registry entry, else a call of whatever the head names."""
         form = SPECIAL_FORMS.get(node.head.name)
         if form is not None:
-            return form(node, scope, tail, self)
+            return Operand("code", form(node, scope, tail, self))
+        if _looks_like_pairs(node) and self._may_name_task(node.head.name, scope):
+            with self._shared_compilations():
+                return Operand("code", self._pair_call(node, scope, tail))
         # An unbound operator is reported at the call, the form being evaluated.
         operator = self.compile_operand(node.head, scope)
         operands = [self.compile_operand(a.value, scope) for a in node.arguments]
         call = self._call(operator, operands, node.span, scope, tail)
-        if _looks_like_pairs(node) and self._may_name_task(node.head.name, scope):
-            return self._pair_call(node, scope, call)
-        return call
+        if not tail and len(operands) == 2 and operator.kind == "global" and all(map(can_inline, operands)):
+            primitive = inline_primitive(operator.value, self.globals.values)
+            if primitive is not None:  # (op x y) computed in place for ints, by the call otherwise
+                return Operand(
+                    "int_op", operator.value, primitive=primitive, parts=tuple(operands), fallback=call
+                )
+        return Operand("code", call)
+
+    @contextmanager
+    def _shared_compilations(self) -> Iterator[None]:
+        """While inside, an expression compiled again in the same scope and position gets the
+        operand its first compilation made (kept per thread: pmap's workers may compile)."""
+        if getattr(self._sharing, "table", None) is not None:
+            yield
+            return
+        self._sharing.table = {}
+        try:
+            yield
+        finally:
+            self._sharing.table = None
 
     def _may_name_task(self, name: str, scope: Scope | None) -> bool:
         """Whether name could be a task when the call runs: a global not bound to anything else."""
@@ -81,14 +155,22 @@ class Compiler:
             return type(value) is Task
         return name not in self.globals.pending
 
-    def _pair_call(self, node: FunctionCallNode, scope: Scope | None, call: Code) -> Code:
+    def _pair_call(self, node: FunctionCallNode, scope: Scope | None, tail: bool) -> Code:
         """`(name (param expr)...)`: pair syntax when name is a task declaring those params.
 
         Which it is can only be known when the operator's value is: otherwise the same form
-        is an ordinary call whose arguments are calls.
+        is an ordinary call whose arguments are calls. Both readings compile each expr; the
+        second gets the first's compilation (see _shared_compilations).
         """
         from .tasks.task import Task
 
+        call = self._call(
+            self.compile_operand(node.head, scope),
+            [self.compile_operand(a.value, scope) for a in node.arguments],
+            node.span,
+            scope,
+            tail,
+        )
         operator = self.compile(node.head, scope)
         names = [a.value.head.name for a in node.arguments]  # type: ignore[union-attr]
         codes = [self.compile(a.value.args[0], scope) for a in node.arguments]  # type: ignore[union-attr]
@@ -107,45 +189,6 @@ class Compiler:
 
         return pair_or_call
 
-    def compile_operand(self, node: Node, scope: Scope | None) -> Operand:
-        """How a call site should get node's value: inline when it is a constant or a variable."""
-        kind = type(node)
-        if kind is Literal:
-            return Operand("const", node.value)  # type: ignore[union-attr]
-        if kind is Keyword:
-            return Operand("const", node)
-        if kind is Symbol:
-            name = node.name  # type: ignore[union-attr]
-            found = scope.resolve(name) if scope is not None else None
-            if found is None:
-                if name in DYNAMIC_VARIABLES:  # read through its binding, below
-                    return Operand("code", self._global_reference(node, scope, node.span))  # type: ignore[arg-type]
-                return Operand("global", name)
-            depth, slot, maybe_unbound = found
-            if depth <= 2 and not maybe_unbound:
-                return Operand("slot", None, depth, slot)
-        if kind is FunctionCallNode:
-            inlined = self._int_operation(node, scope)  # type: ignore[arg-type]
-            if inlined is not None:
-                return inlined
-        return Operand("code", self.compile(node, scope))
-
-    def _int_operation(self, node: FunctionCallNode, scope: Scope | None) -> Operand | None:
-        """An operand computing (op x y) in place for ints, when op is an arithmetic global."""
-        name = node.head.name
-        if len(node.arguments) != 2 or name in SPECIAL_FORMS:
-            return None
-        if scope is not None and scope.resolve(name) is not None:
-            return None
-        primitive = inline_primitive(name, self.globals.values)
-        if primitive is None:
-            return None
-        parts = tuple(self.compile_operand(a.value, scope) for a in node.arguments)
-        if not all(can_inline(p) for p in parts):
-            return None
-        fallback = self.compile_call(node, scope, tail=False)
-        return Operand("int_op", name, primitive=primitive, parts=parts, fallback=fallback)
-
     def compile_if(
         self,
         test: Node,
@@ -163,18 +206,12 @@ class Compiler:
 
         return make_if(
             self.compile_operand(test, scope),
-            self._branch(then, scope, tail),
-            None if otherwise is None else self._branch(otherwise, scope, tail),
+            self.compile_operand(then, scope, tail),
+            None if otherwise is None else self.compile_operand(otherwise, scope, tail),
             span,
             missing,
             globals_.values,
         )
-
-    def _branch(self, node: Node, scope: Scope | None, tail: bool) -> Operand:
-        operand = self.compile_operand(node, scope)
-        if operand.kind in ("code", "int_op") and tail:
-            return Operand("code", self.compile(node, scope, tail))
-        return operand
 
     def _call(
         self, operator: Operand, operands: list[Operand], span: Span | None, scope: Scope | None, tail: bool

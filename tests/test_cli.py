@@ -407,6 +407,101 @@ def test_ten_thousand_nested_calls_evaluate(cli: Cli, workspace: Path) -> None:
     assert cli("run", "calls.sexp") == (EXIT_OK, "1\n", "")
 
 
+def nest(depth: int, opening: str, innermost: str, closing: str = ")") -> str:
+    """`opening` depth times around innermost, each closed by `closing`."""
+    return opening * depth + innermost + closing * depth
+
+
+# (op 1 (op 1 ... 0)) at depths 25 and 30: how each value prints. Compiling these took time
+# doubling with every level (depth 25 never finished); the subprocess's timeout fails them then.
+NESTED_ARITHMETIC = [("+", "25 30"), ("-", "1 0"), ("*", "0 0"), ("<", "false false"), ("=", "false false")]
+
+
+@pytest.mark.parametrize("op, printed", NESTED_ARITHMETIC)
+def test_nested_arithmetic_compiles_in_linear_time(cli: Cli, op: str, printed: str) -> None:
+    program = "(list " + nest(25, f"({op} 1 ", "0") + " " + nest(30, f"({op} 1 ", "0") + ")"
+    assert cli("eval", program) == (EXIT_OK, f"({printed})\n", "")
+
+
+def test_arithmetic_in_nested_if_branches_compiles_in_linear_time(cli: Cli) -> None:
+    body = nest(30, "(if (< x 100) (+ 1 ", "x", ") 0)")
+    assert cli("eval", f"(define (f x) {body}) (f 5)") == (EXIT_OK, "35\n", "")
+
+
+def test_nested_ifs_in_tail_position_compile_in_linear_time(cli: Cli) -> None:
+    # Each tail-position branch was compiled twice, once not in tail position: quadratic time,
+    # 14 s at depth 1,000.
+    body = nest(3_000, "(if x ", "1", " 2)")
+    assert cli("eval", f"(define (f x) {body}) (f true)") == (EXIT_OK, "1\n", "")
+
+
+def test_nested_pair_looking_calls_compile_in_linear_time(cli: Cli) -> None:
+    # (f (x (g (y ...)))) may be the pair syntax of a task call, known only when it runs: both
+    # readings are compiled, and each inner expression was compiled once for each (depth 15
+    # never finished).
+    names = "fxgy"
+    program = "".join(f"({names[i % 4]} " for i in range(30)) + "0" + ")" * 30
+    code, out, err = cli("eval", program)
+    assert (code, out) == (EXIT_ERROR, "")
+    assert re.match(r"<eval>:1:\d+: error: unbound symbol '[fxgy]'", err)
+
+
+def test_pair_looking_calls_headed_by_special_forms_compile_in_linear_time(cli: Cli) -> None:
+    program = nest(30, "(f (and ", "0", "))")
+    code, out, err = cli("eval", f"(define (f x) (+ x 1)) {program}")
+    assert (code, out, err) == (EXIT_OK, "30\n", "")
+
+
+def test_ten_thousand_nested_additions_compile_and_evaluate(cli: Cli) -> None:
+    code, out, err = cli("eval", nest(10_000, "(+ 1 ", "0"))
+    if code == EXIT_OK:
+        assert (out, err) == ("10000\n", "")
+    else:  # SPEC §10.1 allows a positioned recursion error instead
+        assert code == EXIT_ERROR and re.match(r"<eval>:1:\d+: error: nesting too deep", err), err
+
+
+def test_nesting_too_deep_to_compile_is_a_positioned_error(cli: Cli, workspace: Path) -> None:
+    write(workspace / "deep.sexp", nest(100_000, "(abs ", "0"))
+    code, out, err = cli("run", "deep.sexp")
+    assert (code, out) == (EXIT_ERROR, "")
+    assert re.match(r"deep\.sexp:1:\d+: error: nesting too deep to evaluate", err), err
+    assert "Traceback" not in err
+
+
+def test_nesting_too_deep_to_run_is_a_positioned_error(cli: Cli) -> None:
+    # Recursion within recursion_limit whose every level nests its expression 30 deep: Python's
+    # stack runs out while running, not while compiling.
+    body = nest(30, "(abs ", "(f (- n 1))")
+    code, out, err = cli("eval", f"(define (f n) (if (= n 0) 0 {body}))\n(f 9000)")
+    assert (code, out) == (EXIT_ERROR, "")
+    assert re.match(r"<eval>:1:\d+: error: nesting too deep to evaluate", err), err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="resource")
+def test_a_call_with_a_hundred_thousand_arguments_runs_in_little_memory(workspace: Path) -> None:
+    # Its call site was generated as Python source with a line and a parameter per argument:
+    # 785 MB at 100,000 arguments, 14.9 GB at 2,000,000.
+    write(workspace / "wide.sexp", "(length (list " + " ".join(map(str, range(100_000))) + "))")
+    measure = (
+        "import resource, subprocess, sys\n"
+        "command = [sys.executable, '-m', 'sexp_tasks', 'run', 'wide.sexp']\n"
+        "done = subprocess.run(command, capture_output=True)\n"
+        "peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "print(done.returncode, done.stdout.decode().strip(), peak_kb // 1024)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", measure],
+        cwd=workspace,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    status, value, peak_mb = done.stdout.split()
+    assert (status, value) == ("0", "100000")
+    assert int(peak_mb) < 400, f"peak RSS {peak_mb} MB"
+
+
 def test_too_deep_nesting_is_a_clear_syntax_error(cli: Cli, workspace: Path) -> None:
     write(workspace / "deep.sexp", "'" + "(" * 200_000 + ")" * 200_000)
     code, out, err = cli("run", "deep.sexp")

@@ -104,3 +104,34 @@
 ;; An empty body gives nil.
 ((lambda (x)) 1)
 ;=> nil
+
+;; Calls with many arguments (a call site with more than 16 loops over them): procedures,
+;; primitives, optional and rest parameters, errors at the call.
+(define (twenty a b c d e f g h i j k l m n o p q r s t) (list a j t))
+(twenty 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
+;=> (1 10 20)
+(+ 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
+;=> 210
+(define (seventeen-rest a &rest more) (list a (length more)))
+(seventeen-rest 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)
+;=> (1 17)
+(twenty 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19)
+;!! twenty: expected 20 arguments, got 19
+(+ 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 "x")
+;!! +: expected numbers
+(no-such-procedure 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17)
+;!! unbound symbol 'no-such-procedure'
+(let ((x 5)) (list x x x x x x x x x x x x x x x x x (+ x 1)))
+;=> (5 5 5 5 5 5 5 5 5 5 5 5 5 5 5 5 5 6)
+
+;; A tail call with many arguments runs in constant stack.
+(define (wide-loop n a b c d e f g h i j k l m o p q)
+  (if (= n 0) (+ a q) (wide-loop (- n 1) a b c d e f g h i j k l m o p (+ q 1))))
+(wide-loop 20000 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 0)
+;=> 20001
+
+;; Many arguments are evaluated left to right, constants and expressions alike.
+(list 1 (begin (print "first") 2) 3 4 5 6 7 8 9 10 11 12 13 14 15 16 (begin (print "second") 17) 18)
+;>> first
+;>> second
+;=> (1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)
