@@ -69,14 +69,6 @@ def test_a_template_loads_into_a_typed_object() -> None:
             "fresh_context enabled cannot be combined with inherit_context full",
             1,
         ),
-        (
-            "<task name='x' type='atomic'><description>d</description><instructions>i</instructions>"
-            "<context_management><inherit_context>subset</inherit_context>"
-            "<fresh_context>enabled</fresh_context></context_management></task>",
-            "VALIDATION_ERROR",
-            "fresh_context enabled cannot be combined with inherit_context subset",
-            1,
-        ),
     ],
 )
 def test_template_errors_name_the_file_the_line_and_the_rule(
@@ -91,6 +83,30 @@ def test_template_errors_name_the_file_the_line_and_the_rule(
         and caught.value.span.origin == "t.xml"
         and caught.value.span.line == line
     )
+
+
+SUBSET_FRESH = (
+    "<context_management><inherit_context>subset</inherit_context>"
+    "<fresh_context>enabled</fresh_context></context_management>"
+)
+
+
+def test_subset_with_fresh_context_is_valid_in_xml_and_defatom(runtime: Runtime) -> None:
+    """SPEC §10.1: only inherit full with fresh enabled is refused; subset + fresh is the subtask default."""
+    (template,) = load_templates(
+        f"<task name='x' type='atomic'><description>d</description><instructions>i</instructions>"
+        f"{SUBSET_FRESH}</task>",
+        "t.xml",
+    )
+    assert (template.context.inherit_context, template.context.fresh_context) == ("subset", "enabled")
+    value = runtime.run_source(
+        '(defatom sub (instructions "i") (context (inherit_context "subset") (fresh_context "enabled")))'
+    )
+    assert to_repr(value) == "sub"
+    with pytest.raises(SexpError, match="fresh_context enabled cannot be combined with inherit_context full"):
+        runtime.run_source(
+            '(defatom full (instructions "i") (context (inherit_context "full") (fresh_context "enabled")))'
+        )
 
 
 def test_inputs_are_checked_defaulted_and_substituted() -> None:
