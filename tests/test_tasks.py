@@ -172,6 +172,44 @@ def test_every_call_syntax_validates_inputs_before_any_request(workspace: Path, 
     assert to_repr(result) == '("FAILED" "input_validation_failure")'
 
 
+NO_INPUT = '(defatom notask (instructions "Say hi"))'
+ONE_INPUT = '(defatom one (params x) (instructions "Echo {{x}}"))'
+
+
+@pytest.mark.parametrize(
+    ("program", "calls"),
+    [
+        ("(map notask (list 1 2))", 2),
+        ("(map one (list 1 2) (list 3 4))", 2),
+        ("(pmap notask (list 1 2))", 2),
+        ("(filter notask (list 1 2))", 2),
+        ("(for-each notask (list 1 2))", 2),
+        ('(reduce one "" (list 1 2))', 2),
+    ],
+)
+def test_higher_order_primitives_pass_a_task_only_its_declared_inputs(
+    workspace: Path, program: str, calls: int
+) -> None:
+    """SPEC §10.1: map, pmap and the loops pass a task as many arguments as it declares inputs."""
+    from sexp_tasks.config import Settings
+
+    runtime = Runtime(Settings(workspace=str(workspace), model="mock/x"))
+    value = runtime.run_source(f"{NO_INPUT} {ONE_INPUT} {program}")
+    results = value if isinstance(value, list) else [value]
+    assert all(getattr(r, "status", "COMPLETE") == "COMPLETE" for r in results), to_repr(value)
+    assert runtime.tasks.services().mock.calls == calls  # every call reached the model
+
+
+def test_a_direct_call_with_too_many_arguments_still_fails(workspace: Path) -> None:
+    from sexp_tasks.config import Settings
+
+    runtime = Runtime(Settings(workspace=str(workspace), model="mock/x"))
+    result = runtime.run_source(f"{NO_INPUT} (notask 1)")
+    assert result.status == "FAILED" and result.error.reason == "input_validation_failure"
+    result = runtime.run_source("(apply notask (list 1))")  # apply is a direct call
+    assert result.status == "FAILED" and result.error.reason == "input_validation_failure"
+
+
 def test_a_task_call_without_any_model_names_the_five_places(workspace: Path) -> None:
     write(workspace / "tasks" / "a.xml", SUMMARIZE)
     with pytest.raises(

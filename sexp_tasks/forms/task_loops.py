@@ -24,7 +24,7 @@ from ..progress import Progress, is_terminal
 from ..source import Span
 from ..suggest import did_you_mean
 from ..tasks.context import operator_defaults
-from ..tasks.task import Task
+from ..tasks.task import passed_arguments
 from ..values import Code, Procedure, Value, type_name
 from . import special_form
 
@@ -148,11 +148,9 @@ class LoopRun:
         """Call a phase; a task gets only as many arguments as it declares inputs, and the
         loop's context defaults (§3.5)."""
         fn = self.values[phase]
-        if type(fn) is Task:
-            args = args[: len(fn.template.inputs)]
         try:
             with operator_defaults(self.shape.operator):
-                return apply_procedure(fn, args, self.depth, self.clauses.at(phase))
+                return apply_procedure(fn, passed_arguments(fn, args), self.depth, self.clauses.at(phase))
         except SexpError as err:
             raise annotated(err, f"{self.shape.name}: {phase} failed in iteration {iteration}: ") from err
 

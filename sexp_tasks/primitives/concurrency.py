@@ -24,7 +24,7 @@ from ..errors import SexpError, TypeError_
 from ..printer import to_repr
 from ..progress import Progress, progress
 from ..tasks.results import FAILED, TaskError, TaskResult
-from ..tasks.task import Task
+from ..tasks.task import passed_arguments
 from ..values import Procedure, Value, type_name
 from . import primitive
 from .lists import as_list
@@ -47,12 +47,11 @@ def pmap(ctx: Any, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
         raise TypeError_(f"pmap: expected a procedure or task, got {to_repr(fn)} ({type_name(fn)})")
     items = as_list("pmap", seq, "second")
     limit = _concurrency(options, ctx.settings.concurrency)
-    no_input = isinstance(fn, Task) and not fn.template.inputs  # pass a task only what it declares
     path = _element_path(ctx)
     parent = contextvars.copy_context()
 
     def element(index: int) -> Value:
-        return parent.copy().run(_run_element, fn, [] if no_input else [items[index]], depth, index, path)
+        return parent.copy().run(_run_element, fn, passed_arguments(fn, [items[index]]), depth, index, path)
 
     if len(items) <= 1:
         return [element(i) for i in range(len(items))]

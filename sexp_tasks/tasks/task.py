@@ -35,6 +35,14 @@ def input_failure(template: TaskTemplate, err: InputError) -> TaskResult:
     )
 
 
+def passed_arguments(fn: Any, args: list[Value]) -> list[Value]:
+    """The arguments map, pmap, filter, reduce, for-each and loop phases give fn: a task only as
+    many as it declares inputs (none when it declares none; SPEC §10.1), anything else all."""
+    if isinstance(fn, Task):
+        return args[: len(fn.template.inputs)]
+    return args
+
+
 class Task(Procedure):
     """A callable atomic task."""
 
