@@ -109,6 +109,65 @@ def test_subset_with_fresh_context_is_valid_in_xml_and_defatom(runtime: Runtime)
         )
 
 
+ENTITY_TEMPLATES = {
+    "used in text": '<!DOCTYPE task [<!ENTITY x "y">]>\n<task name="e" type="atomic">\n'
+    "<description>d</description>\n<instructions>say &x; now</instructions>\n</task>\n",
+    "used in an attribute": '<!DOCTYPE task [<!ENTITY x "y">]>\n<task name="e&x;" type="atomic">\n'
+    "<description>d</description>\n<instructions>say</instructions>\n</task>\n",
+    "declared through a parameter entity": "<!DOCTYPE task [<!ENTITY % p \"<!ENTITY x 'y'>\"> %p;]>\n"
+    '<task name="e" type="atomic">\n<description>d</description>\n<instructions>&x;</instructions>\n</task>\n',
+    "external": '<!DOCTYPE task [<!ENTITY x SYSTEM "file:///etc/hostname">]>\n<task name="e" type="atomic">\n'
+    "<description>d</description>\n<instructions>say &x;</instructions>\n</task>\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ENTITY_TEMPLATES))
+def test_a_template_using_an_xml_entity_is_a_validation_error(kind: str) -> None:
+    """SPEC §10.1: never an internal error of the schema validator; the file and line are named."""
+    with pytest.raises(TemplateError) as caught:
+        load_templates(ENTITY_TEMPLATES[kind], "t.xml")
+    assert caught.value.error_type == "VALIDATION_ERROR"
+    assert "entit" in caught.value.message
+    span = caught.value.span
+    assert span is not None and span.origin == "t.xml" and span.line in (1, 2, 4)
+
+
+def test_a_document_the_schema_validator_cannot_handle_is_a_validation_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lxml import etree
+
+    from sexp_tasks import xmltools
+
+    class Broken:
+        def validate(self, root: object) -> bool:
+            raise etree.XMLSchemaValidateError("Internal error in XML Schema validation.")
+
+    monkeypatch.setattr(xmltools, "_schema", lambda: Broken())
+    with pytest.raises(TemplateError) as caught:
+        load_templates("<task name='x' type='atomic'>\n<description>d</description></task>", "t.xml")
+    assert caught.value.error_type == "VALIDATION_ERROR" and "cannot be validated" in caught.value.message
+    assert caught.value.span is not None and (caught.value.span.origin, caught.value.span.line) == ("t.xml", 1)
+
+
+def test_an_entity_template_stops_a_command_naming_its_file_and_line(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    write(workspace / "tasks" / "ent.xml", ENTITY_TEMPLATES["used in text"])
+    code, out, err = cli("eval", "(+ 1 2)")
+    assert code == 1 and "internal error" not in err
+    assert err.startswith("tasks/ent.xml:4:"), err
+    assert "error: task templates may not use XML entities" in err
+
+
+def test_a_byte_order_mark_before_a_template_is_ignored(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    body = '<?xml version="1.0" encoding="UTF-8"?>\n<task name="bom" type="atomic"><description>d</description>'
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "bom.xml").write_bytes(b"\xef\xbb\xbf" + body.encode() + b"<instructions>i</instructions></task>")
+    assert cli("eval", "(task? bom)") == (0, "true\n", "")
+    assert cli("tasks", "validate", "tasks/bom.xml")[0] == 0
+    (template,) = load_templates("\ufeff" + body + "<instructions>i</instructions></task>", "b.xml")
+    assert template.name == "bom"
+
+
 def test_inputs_are_checked_defaulted_and_substituted() -> None:
     (template,) = load_templates(SUMMARIZE, "s.xml")
     inputs = prepare_inputs(template, {"text": "hello"})
