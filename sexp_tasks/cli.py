@@ -240,7 +240,7 @@ def _run(
 ) -> int:
     from .runtime import Runtime  # the runtime imports the reader (lark); keep --help fast
 
-    runtime = Runtime(settings)
+    runtime = Runtime(settings, program=path)
     if started is not None:
         started.append(runtime)
     bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
@@ -316,7 +316,7 @@ def _check(files: list[str], settings: Settings) -> int:
             print(format_error(err), file=sys.stderr)
             status = max(status, EXIT_USAGE)
             continue
-        problems = check_forms(forms, Runtime(settings))
+        problems = check_forms(forms, Runtime(settings, program=Path(name)))
         for problem in problems:
             print(format_error(problem), file=sys.stderr)
         if problems:

@@ -345,6 +345,35 @@ def test_a_program_that_calls_no_model_imports_no_heavy_library(cli, workspace: 
     assert "litellm" not in err and "tiktoken" not in err
 
 
+GREET = (
+    '<task name="greet" type="atomic"><description>{}</description><instructions>Hi {{{{who}}}}</instructions>'
+    '<inputs><input name="who" type="string">who</input></inputs></task>'
+)
+
+
+def test_a_program_finds_the_templates_in_its_own_directory(workspace: Path) -> None:
+    """SPEC §10.1: `sexp run dir/prog.sexp` loads dir/tasks/ after the stdlib, before ./tasks/."""
+    from conftest import run_cli
+
+    write(workspace / "proj" / "tasks" / "greet.xml", GREET.format("the program's"))
+    write(workspace / "proj" / "prog.sexp", '(print (get-field (greet :who "owls") "status"))\n')
+    args = ("--model", "mock/x", "-q")
+    assert run_cli("run", "proj/prog.sexp", *args, cwd=workspace) == (0, "COMPLETE\n", "")
+    assert run_cli("check", "proj/prog.sexp", cwd=workspace) == (0, "proj/prog.sexp: ok\n", "")
+    elsewhere = workspace / "elsewhere"
+    elsewhere.mkdir()
+    assert run_cli("run", str(workspace / "proj" / "prog.sexp"), *args, cwd=elsewhere)[:2] == (0, "COMPLETE\n")
+    # Run from the program's own directory, its tasks/ is ./tasks/: loaded once, no override warning.
+    code, out, err = run_cli("run", "prog.sexp", "--model", "mock/x", cwd=workspace / "proj")
+    assert (code, out, err) == (0, "COMPLETE\n", "")
+    # ./tasks/ comes after the program's own, and wins with a warning.
+    write(workspace / "tasks" / "greet.xml", GREET.format("the working directory's"))
+    code, out, err = run_cli("eval", "(get (task-inputs greet) 0)", cwd=workspace)
+    assert code == 0
+    code, out, err = run_cli("run", "proj/prog.sexp", "--model", "mock/x", cwd=workspace)
+    assert code == 0 and "task 'greet' from tasks/greet.xml overrides the one from proj/tasks/greet.xml" in err
+
+
 def test_check_knows_task_names_and_their_inputs(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
     write(workspace / "tasks" / "a.xml", SUMMARIZE)
     write(

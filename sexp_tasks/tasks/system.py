@@ -45,18 +45,22 @@ class TaskSystem:
         self._history = History()
 
     # Templates ------------------------------------------------------------------------------
-    def template_directories(self) -> list[Path]:
-        """./tasks, sexp.toml and SEXP_TEMPLATES directories, then --templates (later wins)."""
-        dirs = [Path("tasks")]
-        dirs += [Path(d) for d in (*self.settings.templates, *self.settings.template_flags)]
-        return [d for d in dirs if d.is_dir()]
+    def template_directories(self, program: Path | None = None) -> list[Path]:
+        """The program's own tasks/ (SPEC §10.1), ./tasks, sexp.toml and SEXP_TEMPLATES
+        directories, then --templates (later wins); a directory named twice is read once, in its
+        later place."""
+        dirs = [program.parent / "tasks"] if program is not None else []
+        dirs += [Path("tasks"), *(Path(d) for d in (*self.settings.templates, *self.settings.template_flags))]
+        found = [d for d in dirs if d.is_dir()]
+        places = {d.resolve(): i for i, d in enumerate(found)}
+        return [d for i, d in enumerate(found) if places[d.resolve()] == i]
 
-    def load_templates(self, strict: bool = True) -> list[SexpError]:
-        """The package's templates (lazily), then every template directory; only imports lxml
-        when there are files to read now."""
+    def load_templates(self, strict: bool = True, program: Path | None = None) -> list[SexpError]:
+        """The package's templates (lazily), then every template directory (the program's own
+        first); only imports lxml when there are files to read now."""
         self.library.add_lazy_directory(data_dir("stdlib") / "templates")
         errors: list[SexpError] = []
-        for directory in self.template_directories():
+        for directory in self.template_directories(program):
             if any(directory.glob("*.xml")):
                 errors += self.library.load_directory(directory, strict=strict)
         return errors
