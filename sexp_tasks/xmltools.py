@@ -68,7 +68,9 @@ def parse_template_document(text: str, origin: str) -> tuple[list[XmlNode], Sour
         valid = schema.validate(root)
     except etree.Error as err:  # a document the validator itself cannot handle: still the file's fault
         where = Span((source, root.sourceline or 1, 1))
-        raise TemplateError("VALIDATION_ERROR", f"schema: the document cannot be validated: {err}", where) from None
+        raise TemplateError(
+            "VALIDATION_ERROR", f"schema: the document cannot be validated: {err}", where
+        ) from None
     if not valid:
         entry = schema.error_log[0]
         message = entry.message.replace("{http://www.w3.org/2001/XMLSchema}", "")
@@ -90,7 +92,7 @@ def _refuse_entities(root: Any, text: str, source: Source) -> None:
     if used is not None:
         name, line = used.name, used.sourceline or 1
     else:
-        name = declared.name
+        name = getattr(declared, "name", "?")
         line = text.count("\n", 0, max(text.find("<!ENTITY"), 0)) + 1
     raise TemplateError(
         "VALIDATION_ERROR",

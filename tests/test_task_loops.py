@@ -206,7 +206,9 @@ def test_refine_evaluator_verdict_in_notes(workspace: Path) -> None:
     assert [a["feedback"] for a in result["attempts"]] == ["needs a title", "ship it"]
 
 
-TOPIC_WRITER = '(defatom topic-writer (params topic feedback) (instructions "Write about {{topic}} [{{feedback}}]"))'
+TOPIC_WRITER = (
+    '(defatom topic-writer (params topic feedback) (instructions "Write about {{topic}} [{{feedback}}]"))'
+)
 
 
 def test_refine_ends_with_a_task_director_that_cannot_be_called(workspace: Path, prompts: list[str]) -> None:
@@ -235,7 +237,9 @@ def test_refine_ends_with_a_failed_task_evaluation(workspace: Path, prompts: lis
             "<output>not json at all</output>",
         ],
     )
-    result = runtime.run_source(f'{REFINE_DIRECTOR} {GRADER} (refine :director draft :evaluator grade :input "x")')
+    result = runtime.run_source(
+        f'{REFINE_DIRECTOR} {GRADER} (refine :director draft :evaluator grade :input "x")'
+    )
     assert isinstance(result, TaskResult) and result.status == FAILED
     assert result.error is not None and result.error.reason == "output_format_failure"
     assert result.error.message.startswith("refine: evaluator failed in iteration 2: ")

@@ -115,7 +115,8 @@ ENTITY_TEMPLATES = {
     "used in an attribute": '<!DOCTYPE task [<!ENTITY x "y">]>\n<task name="e&x;" type="atomic">\n'
     "<description>d</description>\n<instructions>say</instructions>\n</task>\n",
     "declared through a parameter entity": "<!DOCTYPE task [<!ENTITY % p \"<!ENTITY x 'y'>\"> %p;]>\n"
-    '<task name="e" type="atomic">\n<description>d</description>\n<instructions>&x;</instructions>\n</task>\n',
+    '<task name="e" type="atomic">\n<description>d</description>\n'
+    "<instructions>&x;</instructions>\n</task>\n",
     "external": '<!DOCTYPE task [<!ENTITY x SYSTEM "file:///etc/hostname">]>\n<task name="e" type="atomic">\n'
     "<description>d</description>\n<instructions>say &x;</instructions>\n</task>\n",
 }
@@ -147,7 +148,10 @@ def test_a_document_the_schema_validator_cannot_handle_is_a_validation_error(
     with pytest.raises(TemplateError) as caught:
         load_templates("<task name='x' type='atomic'>\n<description>d</description></task>", "t.xml")
     assert caught.value.error_type == "VALIDATION_ERROR" and "cannot be validated" in caught.value.message
-    assert caught.value.span is not None and (caught.value.span.origin, caught.value.span.line) == ("t.xml", 1)
+    assert caught.value.span is not None and (caught.value.span.origin, caught.value.span.line) == (
+        "t.xml",
+        1,
+    )
 
 
 def test_an_entity_template_stops_a_command_naming_its_file_and_line(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
@@ -159,9 +163,13 @@ def test_an_entity_template_stops_a_command_naming_its_file_and_line(cli, worksp
 
 
 def test_a_byte_order_mark_before_a_template_is_ignored(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
-    body = '<?xml version="1.0" encoding="UTF-8"?>\n<task name="bom" type="atomic"><description>d</description>'
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<task name="bom" type="atomic"><description>d</description>'
+    )
     (workspace / "tasks").mkdir()
-    (workspace / "tasks" / "bom.xml").write_bytes(b"\xef\xbb\xbf" + body.encode() + b"<instructions>i</instructions></task>")
+    (workspace / "tasks" / "bom.xml").write_bytes(
+        b"\xef\xbb\xbf" + body.encode() + b"<instructions>i</instructions></task>"
+    )
     assert cli("eval", "(task? bom)") == (0, "true\n", "")
     assert cli("tasks", "validate", "tasks/bom.xml")[0] == 0
     (template,) = load_templates("\ufeff" + body + "<instructions>i</instructions></task>", "b.xml")
@@ -346,7 +354,8 @@ def test_a_program_that_calls_no_model_imports_no_heavy_library(cli, workspace: 
 
 
 GREET = (
-    '<task name="greet" type="atomic"><description>{}</description><instructions>Hi {{{{who}}}}</instructions>'
+    '<task name="greet" type="atomic"><description>{}</description>'
+    "<instructions>Hi {{{{who}}}}</instructions>"
     '<inputs><input name="who" type="string">who</input></inputs></task>'
 )
 
@@ -362,7 +371,10 @@ def test_a_program_finds_the_templates_in_its_own_directory(workspace: Path) -> 
     assert run_cli("check", "proj/prog.sexp", cwd=workspace) == (0, "proj/prog.sexp: ok\n", "")
     elsewhere = workspace / "elsewhere"
     elsewhere.mkdir()
-    assert run_cli("run", str(workspace / "proj" / "prog.sexp"), *args, cwd=elsewhere)[:2] == (0, "COMPLETE\n")
+    assert run_cli("run", str(workspace / "proj" / "prog.sexp"), *args, cwd=elsewhere)[:2] == (
+        0,
+        "COMPLETE\n",
+    )
     # Run from the program's own directory, its tasks/ is ./tasks/: loaded once, no override warning.
     code, out, err = run_cli("run", "prog.sexp", "--model", "mock/x", cwd=workspace / "proj")
     assert (code, out, err) == (0, "COMPLETE\n", "")
@@ -371,7 +383,9 @@ def test_a_program_finds_the_templates_in_its_own_directory(workspace: Path) -> 
     code, out, err = run_cli("eval", "(get (task-inputs greet) 0)", cwd=workspace)
     assert code == 0
     code, out, err = run_cli("run", "proj/prog.sexp", "--model", "mock/x", cwd=workspace)
-    assert code == 0 and "task 'greet' from tasks/greet.xml overrides the one from proj/tasks/greet.xml" in err
+    assert (
+        code == 0 and "task 'greet' from tasks/greet.xml overrides the one from proj/tasks/greet.xml" in err
+    )
 
 
 def test_check_knows_task_names_and_their_inputs(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
@@ -386,8 +400,92 @@ def test_check_knows_task_names_and_their_inputs(cli, workspace: Path) -> None: 
     write(workspace / "bad.sexp", '(summarize (txt "x"))\n(sumarize :text 1)\n')
     code, out, err = cli("check", "bad.sexp")
     assert code == 1
-    assert "bad.sexp:1:12: error: task 'summarize' has no input 'txt' (declared: data, style, text)" in err
+    assert (
+        "bad.sexp:1:12: error: task 'summarize' has no input 'txt' (declared: text, style, data);"
+        " did you mean 'text'?"
+    ) in err
     assert "bad.sexp:2:1: error: unknown procedure 'sumarize'; did you mean 'summarize'?" in err
+
+
+WRITE_DESCRIPTION = (
+    '(defatom write-description (params product (tone str)) (instructions "{{product}} {{tone}}"))\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("call", "problems"),
+    [
+        (
+            '(write-description :prodcut "x" :tone "dry")',
+            [
+                "2:1: error: task 'write-description': missing required input 'product'",
+                "2:20: error: task 'write-description' has no input 'prodcut' (declared: product, tone);"
+                " did you mean 'product'?",
+            ],
+        ),
+        (
+            '(write-description (prodcut "x") (tone "dry"))',
+            [
+                "2:1: error: task 'write-description': missing required input 'product'",
+                "2:20: error: task 'write-description' has no input 'prodcut' (declared: product, tone);"
+                " did you mean 'product'?",
+            ],
+        ),
+        (
+            '(write-description :product "x")',
+            ["2:1: error: task 'write-description': missing required input 'tone'"],
+        ),
+        ('(write-description "x")', ["2:1: error: task 'write-description': missing required input 'tone'"]),
+        (
+            '(write-description "x" "y" "z")',
+            ["2:1: error: task 'write-description' takes 2 inputs, got 3 arguments"],
+        ),
+        (
+            '(write-description :product "x" "y")',
+            ["2:1: error: task 'write-description': keyword and positional arguments cannot be mixed"],
+        ),
+        (
+            '(call-atomic-task "write-description" :product "x" :tnoe "y")',
+            [
+                "2:1: error: task 'write-description': missing required input 'tone'",
+                "2:52: error: task 'write-description' has no input 'tnoe' (declared: product, tone);"
+                " did you mean 'tone'?",
+            ],
+        ),
+        (
+            '(summarize :txet "x")',
+            [
+                "2:1: error: task 'summarize': missing required input 'text'",
+                "2:12: error: task 'summarize' has no input 'txet' (declared: text, style, data);"
+                " did you mean 'text'?",
+            ],
+        ),
+    ],
+)
+def test_check_flags_the_inputs_of_task_calls_it_can_resolve(  # type: ignore[no-untyped-def]
+    cli, workspace: Path, call: str, problems: list[str]
+) -> None:
+    """SPEC §10.1/issue 10: unknown input names (with the close one) and missing required inputs."""
+    write(workspace / "tasks" / "a.xml", SUMMARIZE)
+    write(workspace / "prog.sexp", f"{WRITE_DESCRIPTION}{call}\n")
+    code, out, err = cli("check", "prog.sexp")
+    assert (code, out) == (1, ""), err
+    assert [line.removeprefix("prog.sexp:") for line in err.splitlines() if ": error: " in line] == problems
+
+
+def test_check_accepts_every_good_task_call(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    write(workspace / "tasks" / "a.xml", SUMMARIZE)
+    program = WRITE_DESCRIPTION + (
+        '(write-description :product "x" :tone "dry" :model "mock/x")\n'
+        '(write-description (product "x") (tone "dry") (files (list)))\n'
+        '(write-description "x" "dry")\n'
+        '(summarize "x")\n(summarize :text "x" :style "long")\n'
+        "(map write-description (list 1 2))\n"  # passed, not called: pmap and map fit the arguments
+        "(let ((summarize (lambda (&key txet) txet))) (summarize :txet 1))\n"  # a local shadows the task
+        '(define (uses-key) (call-atomic-task (string-append "sum" "marize") :anything 1))\n'
+    )
+    write(workspace / "prog.sexp", program)
+    assert cli("check", "prog.sexp") == (0, "prog.sexp: ok\n", "")
 
 
 def test_a_failed_final_task_result_exits_1_with_its_error_line(  # type: ignore[no-untyped-def]
