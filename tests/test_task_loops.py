@@ -277,6 +277,26 @@ def test_sexp_run_reports_refine_failing_with_its_phase(cli: Cli, workspace: Pat
     ) in err
 
 
+def test_a_plain_answer_is_noted_every_call_but_warned_once_per_template(workspace: Path) -> None:
+    """SPEC §10.1: six plain answers in a three-step loop give one stderr warning per template."""
+    runtime = mock_runtime(workspace, ["a plain answer"] * 6)
+    result = runtime.run_source(
+        f"""{WRITER}
+        (defatom review (params draft) (instructions "Review {{{{draft}}}}"))
+        (define seen '())
+        (director-evaluator-loop
+          (max-iterations 3)
+          (initial-director-input "owls")
+          (director (lambda (x i) (let ((r (write x))) (set! seen (cons r seen)) r)))
+          (evaluator (lambda (out plan i) (let ((r (review out))) (set! seen (cons r seen)) false))))
+        seen"""
+    )
+    assert len(result) == 6
+    assert all(any("no <output> section" in w for w in r.notes["warnings"]) for r in result)
+    warned = [line for line in runtime.err.getvalue().splitlines() if "no <output> section" in line]
+    assert [line.split(":")[1].strip() for line in warned] == ["write", "review"], warned
+
+
 # Results built in Python ---------------------------------------------------------------------
 
 

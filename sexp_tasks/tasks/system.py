@@ -43,6 +43,8 @@ class TaskSystem:
         self.journal: Journal | None = None  # set when the run is recorded (sexp run)
         self.memory_query: MemoryQuery | None = None  # the Memory System, for fresh context
         self._history = History()
+        self._warned: set[str] = set()  # task warnings already shown (each once a run)
+        self._warning = threading.Lock()
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
@@ -211,8 +213,17 @@ class TaskSystem:
             result = self.journal.record(kind, template.name, site or span, request, perform)
         self._history.record(options.history, prompt, result)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
-            self._warn(f"{template.name}: {warning}")
+            self._warn_once(f"{template.name}: {warning}")
         return result
+
+    def _warn_once(self, message: str) -> None:
+        """A task's warning on stderr the first time the run meets it: every call's notes keep
+        theirs, but a loop of plain answers warns once per template, not once a call (§10.1)."""
+        with self._warning:
+            if message in self._warned:
+                return
+            self._warned.add(message)
+        self._warn(message)
 
     def _journaled_listing(self, list_command: CommandListing, task_site: Any) -> CommandListing:
         """A file_paths command as a step of its own, keyed under the task's call site, so that a
