@@ -101,7 +101,11 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
         "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
     )
     replies = parser.add_mutually_exclusive_group()
-    replies.add_argument("--mock-responses", metavar="FILE", help="replies for mock/ models (a JSON list)")
+    replies.add_argument(
+        "--mock-responses",
+        metavar="FILE",
+        help="replies for mock/ models (a JSON list, or lists by template name)",
+    )
     replies.add_argument("--record", metavar="FILE", help="record every model call to a cassette")
     replies.add_argument("--replay", metavar="FILE", help="answer every model call from a cassette")
     parser.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")

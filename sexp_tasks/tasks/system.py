@@ -45,6 +45,7 @@ class TaskSystem:
         self._history = History()
         self._warned: set[str] = set()  # task warnings already shown (each once a run)
         self._warning = threading.Lock()
+        self._mock = self._read_mock_script()
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
@@ -289,12 +290,27 @@ class TaskSystem:
                 self._services = self._make_services()
         return self._services
 
+    def _read_mock_script(self) -> Any:
+        """The --mock-responses script, read before the program runs so that one holding no
+        replies is a usage error; a file that cannot be read or used is the error the first
+        mock call raises (a program that makes none never needs it)."""
+        if not self.settings.mock_responses:
+            return None
+        from ..handler.services import MockScript, ServiceError
+
+        try:
+            return MockScript.from_file(self.settings.mock_responses, self._warn)
+        except ServiceError as err:
+            return err
+
     def _make_services(self) -> Any:
         from ..handler.services import Cassette, MockScript
         from ..handler.types import HandlerServices
 
         settings = self.settings
-        mock = MockScript.from_file(settings.mock_responses) if settings.mock_responses else MockScript()
+        if isinstance(self._mock, SexpError):
+            raise self._mock
+        mock = self._mock or MockScript()
         cassette = None
         if settings.record:
             cassette = Cassette(settings.record, "record")
