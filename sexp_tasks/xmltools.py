@@ -53,6 +53,7 @@ def parse_template_document(text: str, origin: str) -> tuple[list[XmlNode], Sour
     """The <task> elements of a template file, validated against the XSD."""
     from lxml import etree
 
+    text = text.removeprefix("\ufeff")  # a byte-order mark is no part of the document (SPEC §10.1)
     source = Source(origin, text)
     try:
         parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True)
