@@ -14,6 +14,7 @@ each see their own (sexp_tasks/dynamic.py).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from ..environment import Scope
 
 LOOP_CONFIG = dynamic_variable("*loop-config*")
+# One iteration of a loop: (input, i) -> (action 'stop' or 'continue', its value, the iteration's out).
+Iteration = Callable[[Value, int], tuple[str, Value, Value]]
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,23 @@ class LoopRun:
             raise PhaseFailed(phase_failure(value, self.shape.name, phase, iteration))
         return value
 
+    def iterate(self, c: Compiler, first_input: Value, iteration: Iteration) -> Value:
+        """Run the iterations with *loop-config* bound: iteration(input, i) gives (action, value,
+        out); 'stop' ends the loop with value, 'continue' makes value the next input. Out of
+        iterations, the last out (nil after none); a task phase's FAILED result ends it as its value."""
+        loop_input, out = first_input, None
+        with bound(LOOP_CONFIG, self.config()), loop_progress(c, self.shape.name, self.count) as bar:
+            try:
+                for i in range(1, self.count + 1):
+                    action, value, out = iteration(loop_input, i)
+                    bar.advance()
+                    if action == "stop":
+                        return value
+                    loop_input = value
+            except PhaseFailed as failed:
+                return failed.result
+        return out
+
     def decide(self, args: list[Value], iteration: int) -> tuple[str, Value]:
         """The controller's decision: ('stop', value) or ('continue', next input)."""
         decision = self.call("controller", args, iteration)
@@ -222,28 +242,16 @@ def compile_director_evaluator_loop(
     def run(env: list[Any]) -> Value:
         loop = LoopRun(DIRECTOR_EVALUATOR, clauses, env)
         values = loop.values
-        loop_input = values["initial-director-input"]
-        out: Value = None
-        with (
-            bound(LOOP_CONFIG, loop.config()),
-            loop_progress(c, "director-evaluator-loop", loop.count) as bar,
-        ):
-            try:
-                for i in range(1, loop.count + 1):
-                    plan = loop.call("director", [loop_input, i], i)
-                    out = loop.call("executor", [plan, i], i) if "executor" in values else plan
-                    feedback = loop.call("evaluator", [out, plan, i], i)
-                    if "controller" in values:
-                        action, value = loop.decide([feedback, plan, out, i], i)
-                    else:
-                        action, value = default_decision(feedback, loop_input, out)
-                    bar.advance()
-                    if action == "stop":
-                        return value
-                    loop_input = value
-            except PhaseFailed as failed:
-                return failed.result
-        return out
+
+        def iteration(loop_input: Value, i: int) -> tuple[str, Value, Value]:
+            plan = loop.call("director", [loop_input, i], i)
+            out = loop.call("executor", [plan, i], i) if "executor" in values else plan
+            feedback = loop.call("evaluator", [out, plan, i], i)
+            if "controller" in values:
+                return (*loop.decide([feedback, plan, out, i], i), out)
+            return (*default_decision(feedback, loop_input, out), out)
+
+        return loop.iterate(c, values["initial-director-input"], iteration)
 
     return run
 
@@ -261,20 +269,12 @@ def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bo
             raise TypeError_(
                 f"iterative-loop: test-command must be a string, got {got}", clauses.at("test-command")
             )
-        loop_input = loop.values["initial-input"]
-        out: Value = None
-        with bound(LOOP_CONFIG, loop.config()), loop_progress(c, "iterative-loop", loop.count) as bar:
-            try:
-                for i in range(1, loop.count + 1):
-                    out = loop.call("executor", [loop_input, i], i)
-                    verdict = loop.call("validator", [command, i], i)
-                    action, value = loop.decide([out, verdict, loop_input, i], i)
-                    bar.advance()
-                    if action == "stop":
-                        return value
-                    loop_input = value
-            except PhaseFailed as failed:
-                return failed.result
-        return out
+
+        def iteration(loop_input: Value, i: int) -> tuple[str, Value, Value]:
+            out = loop.call("executor", [loop_input, i], i)
+            verdict = loop.call("validator", [command, i], i)
+            return (*loop.decide([out, verdict, loop_input, i], i), out)
+
+        return loop.iterate(c, loop.values["initial-input"], iteration)
 
     return run
