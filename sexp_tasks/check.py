@@ -3,7 +3,8 @@
 Compiling a form checks every special form's shape (the compiler refuses malformed ones), so
 the checker compiles each top-level form, then walks the tree to compare each call's argument
 count with the procedure it names: a primitive, a prelude procedure, or a procedure the file
-itself defines.
+itself defines. A call of a task whose template is known before the run (a registered template,
+a defatom of the file) is checked against its inputs: unknown names, missing required inputs.
 """
 
 from __future__ import annotations
@@ -15,10 +16,15 @@ from .calls import expected_count
 from .codegen import SCOPE_FORMS, local_definitions
 from .errors import ArityError, FormError, NameError_, SexpError
 from .forms import SPECIAL_FORMS
+from .forms.tasks import defatom_template
 from .lambda_list import ParsedParams, parse_params
-from .nodes import FunctionCallNode, Keyword, ListNode, Node, Symbol, elements
+from .nodes import FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol, elements
 from .runtime import Runtime
+from .source import Span
 from .suggest import did_you_mean
+from .tasks.inputs import missing_inputs, mixed_arguments, too_many_arguments, unknown_inputs
+from .tasks.task import RESERVED
+from .tasks.template import TaskTemplate
 from .values import Closure, Primitive
 
 # Forms whose arguments are `(clause expr...)`: only the expressions are code.
@@ -58,8 +64,8 @@ class Checker:
 
     known: dict[str, Signature | None]  # global names; None when the arity is unknown
     check_unknown: bool
-    tasks: frozenset[str] = frozenset()  # names of task templates: calls to them may use pair syntax
-    task_inputs: dict[str, frozenset[str]] = field(default_factory=dict)  # declared inputs, when known
+    # Names that call tasks, with the template when it is known before the program runs.
+    tasks: dict[str, TaskTemplate | None] = field(default_factory=dict)
     problems: list[SexpError] = field(default_factory=list)
 
     def walk(self, nodes: Iterable[Node], local: frozenset[str]) -> None:
@@ -78,23 +84,8 @@ class Checker:
         if name in SPECIAL_FORMS:
             self.special(node, local)
             return
-        if (
-            name in self.tasks
-            and name not in local
-            and args
-            and all(isinstance(a, FunctionCallNode) and len(a.args) == 1 for a in args)
-        ):
-            from .tasks.task import RESERVED
-
-            declared = self.task_inputs.get(name)
-            for pair in args:  # (param expr): only expr is code
-                param = pair.name  # type: ignore[union-attr]
-                if declared is not None and param not in declared and param not in RESERVED:
-                    known = ", ".join(sorted(declared)) or "none"
-                    self.problems.append(
-                        ArityError(f"task '{name}' has no input '{param}' (declared: {known})", pair.span)
-                    )
-                self.walk(pair.args, local)  # type: ignore[union-attr]
+        if name in self.tasks and name not in local:
+            self.task_call(node, self.tasks[name], local)
             return
         self.walk(args, local)
         if name in local:
@@ -109,6 +100,52 @@ class Checker:
         problem = signature.problem(args) if signature is not None else None
         if problem:
             self.problems.append(ArityError(problem, node.span))
+
+    def task_call(self, node: FunctionCallNode, template: TaskTemplate | None, local: frozenset[str]) -> None:
+        """A task called by name: its arguments walked (a pair's head names an input, not a
+        procedure), then checked against the template's inputs when the template is known."""
+        args = node.args
+        if args and len(args) % 2 == 0 and all(isinstance(a, Keyword) for a in args[::2]):
+            self.walk(args[1::2], local)
+            named: list[tuple[str, Span | None]] | None = [(a.name, a.span) for a in args[::2]]  # type: ignore[union-attr]
+        elif args and all(self._is_pair(a, template, local) for a in args):
+            for pair in args:  # (param expr): only expr is code
+                self.walk(pair.args, local)  # type: ignore[union-attr]
+            named = [(a.name, a.span) for a in args]  # type: ignore[union-attr]
+        else:
+            self.walk(args, local)
+            named = None
+        if template is None:
+            return
+        if named is not None:
+            self.input_problems(node, template, named)
+        elif any(isinstance(a, Keyword) for a in args):
+            self.problems.append(ArityError(str(mixed_arguments(template)), node.span))
+        elif (too_many := too_many_arguments(template, len(args))) is not None:
+            self.problems.append(ArityError(str(too_many), node.span))
+        else:
+            given = [spec.name for spec in template.inputs[: len(args)]]
+            self.problems += [ArityError(str(p), node.span) for p in missing_inputs(template, given)]
+
+    def _is_pair(self, node: Node, template: TaskTemplate | None, local: frozenset[str]) -> bool:
+        """Whether an argument reads as `(param expr)`: headed by an input or reserved parameter,
+        or by a name that is no procedure (a misspelt input, reported as such)."""
+        if not (isinstance(node, FunctionCallNode) and len(node.args) == 1):
+            return False
+        head = node.name
+        if head in RESERVED or (template is not None and template.input(head) is not None):
+            return True
+        return head not in local and head not in self.known and head not in SPECIAL_FORMS
+
+    def input_problems(
+        self, node: FunctionCallNode, template: TaskTemplate, named: list[tuple[str, Span | None]]
+    ) -> None:
+        """Unknown input names (where each is written) and missing required inputs (at the call)."""
+        given = [name for name, _ in named if name not in RESERVED]
+        where = dict(reversed(named))
+        for problem in unknown_inputs(template, given):
+            self.problems.append(ArityError(str(problem), where.get(problem.parameter) or node.span))
+        self.problems += [ArityError(str(p), node.span) for p in missing_inputs(template, given)]
 
     def special(self, node: FunctionCallNode, local: frozenset[str]) -> None:
         name, args = node.name, node.args
@@ -151,6 +188,11 @@ class Checker:
             # (param expr) clauses: the head names a parameter, not a procedure
             for item in args[1:] if name == "call-atomic-task" else args:
                 self.walk(item.args if isinstance(item, FunctionCallNode) else (item,), local)
+            if name == "call-atomic-task" and args and isinstance(args[0], Literal):
+                template = self.tasks.get(args[0].value) if isinstance(args[0].value, str) else None
+                named = [(a.name, a.span) for a in args[1:] if isinstance(a, (FunctionCallNode, Keyword))]
+                if template is not None:
+                    self.input_problems(node, template, named)
         elif name in ("define", "bind", "set!"):
             self.walk(args[1:], local)
         else:
@@ -217,6 +259,31 @@ def file_definitions(forms: Sequence[Node]) -> dict[str, Signature | None]:
     return defined
 
 
+def task_names(forms: Sequence[Node], runtime: Runtime) -> dict[str, TaskTemplate | None]:
+    """Names that call tasks, resolved as a run resolves them (SPEC §2.5): the file's defatoms
+    (their templates built now; None when one is defined twice or does not build), then
+    registered templates that no global and nothing the file defines shadows."""
+    defined: dict[str, list[FunctionCallNode]] = {}
+    for form in _global_definitions(forms):
+        defined.setdefault(getattr(form.args[0], "name", "?"), []).append(form)
+    names: dict[str, TaskTemplate | None] = {
+        name: template
+        for name, template in runtime.tasks.library.templates.items()
+        if name not in runtime.globals.values and name not in defined
+    }
+    for name, forms_defining in defined.items():
+        if any(f.name != "defatom" for f in forms_defining):
+            continue  # a procedure (also): which one a call meets depends on the run
+        template = None
+        if len(forms_defining) == 1:
+            try:
+                template = defatom_template(forms_defining[0])
+            except SexpError:
+                pass  # compiling the defatom reports it
+        names[name] = template
+    return names
+
+
 def _global_definitions(forms: Sequence[Node]) -> Iterable[FunctionCallNode]:
     """Every define/bind that binds a global: at top level or inside forms that open no scope."""
     stack = list(reversed(forms))
@@ -242,11 +309,7 @@ def check_forms(forms: Sequence[Node], runtime: Runtime) -> list[SexpError]:
             problems.append(err)
     known = {**global_signatures(runtime), **file_definitions(forms)}
     calls_load = any(isinstance(f, FunctionCallNode) and f.name == "load" for f in _all_calls(forms))
-    tasks = frozenset(runtime.tasks.library.templates) | {
-        getattr(f.args[0], "name", "") for f in _global_definitions(forms) if f.name == "defatom"
-    }
-    inputs = {t.name: frozenset(i.name for i in t.inputs) for t in runtime.tasks.library.templates.values()}
-    checker = Checker(known, check_unknown=not calls_load, tasks=tasks, task_inputs=inputs)
+    checker = Checker(known, check_unknown=not calls_load, tasks=task_names(forms, runtime))
     checker.walk(forms, frozenset())
     reported = {(p.span, p.message) for p in problems}
     problems += [p for p in checker.problems if (p.span, p.message) not in reported]

@@ -107,7 +107,11 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
         "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
     )
     replies = parser.add_mutually_exclusive_group()
-    replies.add_argument("--mock-responses", metavar="FILE", help="replies for mock/ models (a JSON list)")
+    replies.add_argument(
+        "--mock-responses",
+        metavar="FILE",
+        help="replies for mock/ models (a JSON list, or lists by template name)",
+    )
     replies.add_argument("--record", metavar="FILE", help="record every model call to a cassette")
     replies.add_argument("--replay", metavar="FILE", help="answer every model call from a cassette")
     parser.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
@@ -254,7 +258,7 @@ def _run(
 
     bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
     # With --json, stdout holds the one JSON document; what the program prints goes to stderr.
-    runtime = Runtime(settings, out=sys.stderr if args.json else None)
+    runtime = Runtime(settings, out=sys.stderr if args.json else None, program=path)
     if started is not None:
         started.append(runtime)
     for name, value in bindings:
@@ -346,7 +350,7 @@ def _check(files: list[str], settings: Settings) -> int:
             print(format_error(err), file=sys.stderr)
             status = max(status, EXIT_USAGE)
             continue
-        problems = check_forms(forms, Runtime(settings))
+        problems = check_forms(forms, Runtime(settings, program=Path(name)))
         for problem in problems:
             print(format_error(problem), file=sys.stderr)
         if problems:

@@ -18,12 +18,11 @@ from contextvars import ContextVar
 from functools import cache
 from typing import Any
 
+from .elements import element_path
 from .source import Span
 from .store import Store
 from .tasks.results import COMPLETE, FAILED, TaskResult, from_record, to_record
 
-# Set by pmap for each element (e.g. "[3]", nested "[3][0]"); copied into its worker thread.
-ELEMENT_PATH: ContextVar[str] = ContextVar("sexp_element_path", default="")
 # The key of the step whose work is running now: the parent of steps it makes (tools, subtasks).
 CURRENT_STEP: ContextVar[str | None] = ContextVar("sexp_current_step", default=None)
 
@@ -75,7 +74,7 @@ class Journal:
         self._lock = threading.Lock()
 
     def _next_key(self, site: str) -> tuple[str, int]:
-        base = site + ELEMENT_PATH.get()
+        base = site + element_path()  # the pmap element's path, e.g. "[3]", nested "[3][0]"
         with self._lock:
             count = self._occurrences.get(base, 0) + 1
             self._occurrences[base] = count

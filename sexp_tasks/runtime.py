@@ -34,7 +34,9 @@ class Runtime:
         out: TextIO | None = None,
         err: TextIO | None = None,
         load_templates: bool = True,
+        program: Path | None = None,
     ) -> None:
+        """program: the file the session runs or checks, whose own tasks/ directory is loaded too."""
         self.settings = settings or Settings()
         self.out = out or sys.stdout
         self.err = err or sys.stderr
@@ -57,7 +59,7 @@ class Runtime:
         self.globals.name_sources.append(lambda: self.tasks.library.templates)
         self.tasks.memory_query = self.relevant_files
         if load_templates:
-            self.tasks.load_templates()
+            self.tasks.load_templates(program=program)
 
     # The pipeline ------------------------------------------------------------------------
     def run_source(self, text: str, origin: str = "<input>") -> Value:

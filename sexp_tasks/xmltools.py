@@ -53,6 +53,7 @@ def parse_template_document(text: str, origin: str) -> tuple[list[XmlNode], Sour
     """The <task> elements of a template file, validated against the XSD."""
     from lxml import etree
 
+    text = text.removeprefix("\ufeff")  # a byte-order mark is no part of the document (SPEC §10.1)
     source = Source(origin, text)
     try:
         parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True)
@@ -62,13 +63,43 @@ def parse_template_document(text: str, origin: str) -> tuple[list[XmlNode], Sour
         raise TemplateError(
             "XML_PARSE_ERROR", f"not well-formed XML: {err.msg}", Span((source, line, column))
         ) from None
+    _refuse_entities(root, text, source)
     schema = _schema()
-    if not schema.validate(root):
+    try:
+        valid = schema.validate(root)
+    except etree.Error as err:  # a document the validator itself cannot handle: still the file's fault
+        where = Span((source, root.sourceline or 1, 1))
+        raise TemplateError(
+            "VALIDATION_ERROR", f"schema: the document cannot be validated: {err}", where
+        ) from None
+    if not valid:
         entry = schema.error_log[0]
         message = entry.message.replace("{http://www.w3.org/2001/XMLSchema}", "")
         raise TemplateError("VALIDATION_ERROR", f"schema: {message}", Span((source, entry.line, 1)))
     elements = [root] if root.tag == "task" else list(root)
     return [_convert(e) for e in elements if isinstance(e.tag, str)], source
+
+
+def _refuse_entities(root: Any, text: str, source: Source) -> None:
+    """A VALIDATION_ERROR for a template that declares or uses an XML entity (SPEC §10.1): at the
+    first use, else at the declaration. Entities are never expanded (no external files are read)."""
+    from lxml import etree
+
+    used = next(root.iter(etree.Entity), None)
+    dtd = root.getroottree().docinfo.internalDTD
+    declared = next(iter(dtd.iterentities()), None) if dtd is not None else None
+    if used is None and declared is None:
+        return
+    if used is not None:
+        name, line = used.name, used.sourceline or 1
+    else:
+        name = getattr(declared, "name", "?")
+        line = text.count("\n", 0, max(text.find("<!ENTITY"), 0)) + 1
+    raise TemplateError(
+        "VALIDATION_ERROR",
+        f"task templates may not use XML entities (&{name};); write the text itself",
+        Span((source, line, 1)),
+    )
 
 
 def _convert(element: Any) -> XmlNode:

@@ -5,32 +5,48 @@
   ;; feedback to the next attempt; stop at the first attempt scoring at least threshold, or
   ;; after max-iterations. The value: {"success" "best" "score" "attempts"}, best the
   ;; highest-scoring attempt (the earliest among equals), attempts every {"attempt" "score" "feedback"}.
+  ;; A director or evaluator that is a task and gives a FAILED result (it could not be called,
+  ;; or its call failed) ends refine with that result, naming the phase and iteration (SPEC §10.1).
   (refine-check "director" director)
   (refine-check "evaluator" evaluator)
   (unless (and (integer? max-iterations) (>= max-iterations 0))
     (error (format "refine: :max-iterations must be a non-negative integer, got {}" max-iterations)))
   (unless (number? threshold)
     (error (format "refine: :threshold must be a number, got {}" threshold)))
-  (let ((feedback nil) (attempts '()) (best nil) (best-score nil))
+  (let ((feedback nil) (attempts '()) (best nil) (best-score nil) (failure nil))
     (director-evaluator-loop
       (max-iterations max-iterations)
       (initial-director-input input)
-      (director (lambda (in i) (refine-attempt director in feedback)))
+      (director
+        (lambda (in i)
+          (let ((made (refine-attempt director in feedback)))
+            (if (refine-failed? director made)
+                (progn (set! failure (phase-failure made "refine" "director" i)) nil)
+                (task-content made)))))
       (evaluator
         (lambda (attempt plan i)
-          (let* ((verdict (refine-verdict (refine-evaluate evaluator attempt)))
-                 (score (get verdict "score")))
-            (set! feedback (get verdict "feedback"))
-            (set! attempts (append attempts (list (dict "attempt" attempt "score" score "feedback" feedback))))
-            (when (or (null? best-score) (> score best-score))
-              (set! best attempt)
-              (set! best-score score))
-            (>= score threshold))))
-      (controller (lambda (passed plan attempt i) (if passed (list 'stop attempt) (list 'continue input)))))
-    (dict "success" (and (number? best-score) (>= best-score threshold))
-          "best" best
-          "score" best-score
-          "attempts" attempts)))
+          (unless failure
+            (let ((value (refine-evaluate evaluator attempt)))
+              (if (refine-failed? evaluator value)
+                  (progn (set! failure (phase-failure value "refine" "evaluator" i)) false)
+                  (let* ((verdict (refine-verdict value))
+                         (score (get verdict "score")))
+                    (set! feedback (get verdict "feedback"))
+                    (set! attempts (append attempts (list (dict "attempt" attempt "score" score "feedback" feedback))))
+                    (when (or (null? best-score) (> score best-score))
+                      (set! best attempt)
+                      (set! best-score score))
+                    (>= score threshold)))))))
+      (controller
+        (lambda (passed plan attempt i)
+          (cond (failure (list 'stop failure))
+                (passed (list 'stop attempt))
+                (else (list 'continue input))))))
+    (or failure
+        (dict "success" (and (number? best-score) (>= best-score threshold))
+              "best" best
+              "score" best-score
+              "attempts" attempts))))
 
 (define (refine-check role f)
   (unless (procedure? f)
@@ -38,17 +54,20 @@
 
 (define (refine-attempt director input feedback)
   ;; A procedure director is called (d input feedback); a task gets its declared inputs among
-  ;; `input` and `feedback` ("" before any feedback), else them in order; the attempt is its content.
+  ;; `input` and `feedback` ("" before any feedback), else them in order, and gives its result.
   (if (task? director)
       (let ((declared (task-inputs director))
             (said (if (null? feedback) "" feedback)))
-        (task-content
-          (cond ((and (member? "input" declared) (member? "feedback" declared))
-                 (director :input input :feedback said))
-                ((member? "input" declared) (director :input input))
-                ((member? "feedback" declared) (director :feedback said))
-                (else (apply director (take (length declared) (list input said)))))))
+        (cond ((and (member? "input" declared) (member? "feedback" declared))
+               (director :input input :feedback said))
+              ((member? "input" declared) (director :input input))
+              ((member? "feedback" declared) (director :feedback said))
+              (else (apply director (take (length declared) (list input said))))))
       (director input feedback)))
+
+(define (refine-failed? role value)
+  ;; Whether a task director or evaluator gave a FAILED result (a procedure's value is its own).
+  (and (task? role) (task-result? value) (equal? (get-field value "status") "FAILED")))
 
 (define (refine-evaluate evaluator attempt)
   ;; (e attempt); a task gets the attempt as its input `attempt`, else as its first input.

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from llm_server import LLMServer, Scripted, context_length_error
 
+from sexp_tasks.errors import UsageError
 from sexp_tasks.handler import (
     Cassette,
     Handler,
@@ -317,9 +318,15 @@ def test_mock_script_from_file(workspace: Path) -> None:
         MockScript.from_file(workspace / "bad.json")
     with pytest.raises(ServiceError, match="no such file"):
         MockScript.from_file(workspace / "missing.json")
-    (workspace / "obj.json").write_text("{}")
+    (workspace / "text.json").write_text('"a reply"')
     with pytest.raises(ServiceError, match="JSON list"):
-        MockScript.from_file(workspace / "obj.json")
+        MockScript.from_file(workspace / "text.json")
+    (workspace / "by_template.json").write_text('{"t": ["<output>b</output>"]}')
+    assert MockScript.from_file(workspace / "by_template.json").replies == {"t": ["<output>b</output>"]}
+    for empty in ("[]", "{}", '{"t": []}'):
+        (workspace / "empty.json").write_text(empty)
+        with pytest.raises(UsageError, match="--mock-responses: .* holds no replies"):
+            MockScript.from_file(workspace / "empty.json")
 
 
 def test_record_then_replay(server: LLMServer, workspace: Path) -> None:

@@ -222,6 +222,100 @@ def test_a_task_with_no_inputs_is_called_with_none(workspace: Path) -> None:
     assert [v.status for v in values] == [COMPLETE, COMPLETE]
 
 
+def nap_then(rt: Runtime) -> None:
+    """Bind `(nap x n)`: sleep longer for earlier elements (so later ones call first), then give x."""
+    rt.define("nap", Primitive("nap", lambda x, n: time.sleep(0.03 * (n - x)) or x, 2, 2, "test double"))
+
+
+def scripted(workspace: Path, replies: Any, **options: Any) -> Runtime:
+    (workspace / "replies.json").write_text(json.dumps(replies))
+    rt = make_runtime(workspace, model="mock/x", mock_responses=str(workspace / "replies.json"), **options)
+    nap_then(rt)
+    return rt
+
+
+@pytest.mark.parametrize("form", ["object", "list"])
+def test_mock_replies_go_to_pmap_elements_by_index_whatever_the_timing(workspace: Path, form: str) -> None:
+    """SPEC §10.1: a template's replies go to its calls in program order, inside pmap by element
+    index, so the same element gets the same reply every run although later elements ask first."""
+    replies = [f"<output>reply {i}</output>" for i in range(6)]
+    rt = scripted(workspace, {"echo": replies} if form == "object" else replies)
+    program = f"(progn {ECHO} (pmap (lambda (x) (echo (nap x 6))) (range 6) :concurrency 6))"
+    values = evaluate(rt, program)
+    assert [v.content for v in values] == [f"reply {i}" for i in range(6)]
+    assert rt.err.getvalue() == ""
+
+
+def test_each_template_takes_its_own_replies_in_program_order(workspace: Path) -> None:
+    rt = scripted(
+        workspace,
+        {
+            "echo": ["<output>e0</output>", "<output>e1</output>", "<output>e2</output>"],
+            "shout": ["<output>S</output>"],
+        },
+    )
+    program = f"""(progn {ECHO} (defatom shout (params x) (instructions "Shout {{{{x}}}}"))
+      (list (echo 1)
+            (pmap (lambda (x) (list (shout (nap x 2)) (echo x))) (list 0 1))
+            (echo 2)))"""
+    first, pair, last = evaluate(rt, program)
+    # before the pmap: e0; inside it, element 0 then element 1 (by index, not by arrival): e1, e2
+    assert [first.content, [[r.content for r in p] for p in pair], last.content] == [
+        "e0",
+        [["S", "e1"], ["S", "e2"]],
+        "e2",  # ran out: the last reply again
+    ]
+    warned = rt.err.getvalue().splitlines()
+    assert warned == [
+        "warning: mock responses for shout ran out; repeating the last",
+        "warning: mock responses for echo ran out; repeating the last",
+    ]
+
+
+def test_program_order_numbers_by_element_index_then_goes_on_past_the_batch() -> None:
+    from sexp_tasks.elements import CURRENT_ELEMENT, Batch, ProgramOrder
+
+    order = ProgramOrder()
+
+    def take_in(element: Any, key: str = "k") -> int:
+        token = CURRENT_ELEMENT.set(element)
+        try:
+            return order.take(key)
+        finally:
+            CURRENT_ELEMENT.reset(token)
+
+    assert [order.take("k"), order.take("k"), order.take("other")] == [0, 1, 0]
+    batch = Batch(3, None)
+    e0, e1, e2 = (batch.element(i) for i in range(3))
+    # element 2 asks first; each element's first occurrence, by index, then each one's second
+    assert [take_in(e2), take_in(e0), take_in(e0), take_in(e1)] == [4, 2, 5, 3]
+    inner = Batch(2, e1)  # a pmap inside element 1: its numbers are element 1's, spread likewise
+    assert [take_in(inner.element(1)), take_in(inner.element(0))] == [3 + 3 * 2, 3 + 3 * 1]
+    assert [e0.path, inner.element(1).path] == ["[0]", "[1][1]"]
+    assert order.take("k") == 10  # after the batch, past the highest number it took
+
+
+def test_a_short_list_warns_once_when_it_runs_out(workspace: Path) -> None:
+    rt = scripted(workspace, ["<output>a</output>", "<output>b</output>"])
+    values = evaluate(rt, f"(progn {ECHO} (list (echo 1) (echo 2) (echo 3) (echo 4)))")
+    assert [v.content for v in values] == ["a", "b", "b", "b"]
+    assert rt.err.getvalue() == "warning: mock responses for echo ran out; repeating the last\n"
+
+
+def test_a_template_without_replies_in_the_object_is_named(workspace: Path) -> None:
+    rt = scripted(workspace, {"ecko": ["<output>a</output>"]})
+    with pytest.raises(SexpError, match="no replies for task 'echo'.*did you mean 'ecko'"):
+        evaluate(rt, f"(progn {ECHO} (echo 1))")
+
+
+@pytest.mark.parametrize("empty", ["[]", "{}", '{"echo": []}'])
+def test_empty_mock_responses_are_a_usage_error(cli: Any, workspace: Path, empty: str) -> None:
+    (workspace / "replies.json").write_text(empty)
+    code, out, err = cli("eval", "(+ 1 2)", "--model", "mock/x", "--mock-responses", "replies.json")
+    assert (code, out) == (2, "")
+    assert err.startswith("error: --mock-responses: ") and "replies.json" in err and "no replies" in err
+
+
 class EchoServer:
     """An OpenAI-compatible server answering `Echo X` with `echo X` after a delay; counts overlap."""
 

@@ -206,6 +206,97 @@ def test_refine_evaluator_verdict_in_notes(workspace: Path) -> None:
     assert [a["feedback"] for a in result["attempts"]] == ["needs a title", "ship it"]
 
 
+TOPIC_WRITER = (
+    '(defatom topic-writer (params topic feedback) (instructions "Write about {{topic}} [{{feedback}}]"))'
+)
+
+
+def test_refine_ends_with_a_task_director_that_cannot_be_called(workspace: Path, prompts: list[str]) -> None:
+    """SPEC §10.1: refine-attempt passes only :feedback to a director lacking `input`; the FAILED
+    result is refine's value, named by phase and iteration, not an empty best attempt."""
+    runtime = mock_runtime(workspace, ["<output>never asked</output>"])
+    result = runtime.run_source(
+        f'{TOPIC_WRITER} (refine :director topic-writer :evaluator (lambda (a) 0.5) :input "owls")'
+    )
+    assert isinstance(result, TaskResult) and result.status == FAILED, to_repr(result)
+    assert result.error is not None and result.error.reason == "input_validation_failure"
+    assert result.error.message == (
+        "refine: director failed in iteration 1: task 'topic-writer': missing required input 'topic'"
+    )
+    assert result.notes["loop"] == {"form": "refine", "phase": "director", "iteration": 1}
+    assert prompts == []  # no model call was made
+
+
+def test_refine_ends_with_a_failed_task_evaluation(workspace: Path, prompts: list[str]) -> None:
+    runtime = mock_runtime(
+        workspace,
+        [
+            "<output>v1</output>",
+            '<output>{"score": 0.2, "feedback": "more"}</output>',
+            "<output>v2</output>",
+            "<output>not json at all</output>",
+        ],
+    )
+    result = runtime.run_source(
+        f'{REFINE_DIRECTOR} {GRADER} (refine :director draft :evaluator grade :input "x")'
+    )
+    assert isinstance(result, TaskResult) and result.status == FAILED
+    assert result.error is not None and result.error.reason == "output_format_failure"
+    assert result.error.message.startswith("refine: evaluator failed in iteration 2: ")
+    assert len(prompts) == 4
+
+
+def test_a_failed_task_director_ends_director_evaluator_loop(workspace: Path, prompts: list[str]) -> None:
+    runtime = mock_runtime(workspace, ["<output>v1</output>", '<output>{"success": false}</output>'])
+    result = runtime.run_source(
+        f"""{JUDGE}
+        (defatom count-up (params (n int)) (instructions "Count from {{{{n}}}}"))
+        (director-evaluator-loop
+          (max-iterations 3)
+          (initial-director-input 1)
+          (director count-up)
+          (evaluator judge))"""
+    )
+    assert isinstance(result, TaskResult) and result.status == FAILED
+    assert result.error is not None and result.error.message == (
+        "director-evaluator-loop: director failed in iteration 2: task 'count-up': input 'n' must be integer,"
+        " got dict"
+    )
+    assert prompts == ["Count from 1", "Judge v1"]  # the second director call failed before any request
+
+
+def test_sexp_run_reports_refine_failing_with_its_phase(cli: Cli, workspace: Path) -> None:
+    (workspace / "prog.sexp").write_text(
+        f'{TOPIC_WRITER}\n(refine :director topic-writer :evaluator (lambda (a) 1) :input "owls")\n'
+    )
+    code, out, err = cli("run", "prog.sexp", "-q", "--model", "mock/x")
+    assert (code, out) == (1, ""), err
+    assert (
+        "error: TASK_FAILURE input_validation_failure: refine: director failed in iteration 1:"
+        " task 'topic-writer': missing required input 'topic'"
+    ) in err
+
+
+def test_a_plain_answer_is_noted_every_call_but_warned_once_per_template(workspace: Path) -> None:
+    """SPEC §10.1: six plain answers in a three-step loop give one stderr warning per template."""
+    runtime = mock_runtime(workspace, ["a plain answer"] * 6)
+    result = runtime.run_source(
+        f"""{WRITER}
+        (defatom review (params draft) (instructions "Review {{{{draft}}}}"))
+        (define seen '())
+        (director-evaluator-loop
+          (max-iterations 3)
+          (initial-director-input "owls")
+          (director (lambda (x i) (let ((r (write x))) (set! seen (cons r seen)) r)))
+          (evaluator (lambda (out plan i) (let ((r (review out))) (set! seen (cons r seen)) false))))
+        seen"""
+    )
+    assert len(result) == 6
+    assert all(any("no <output> section" in w for w in r.notes["warnings"]) for r in result)
+    warned = [line for line in runtime.err.getvalue().splitlines() if "no <output> section" in line]
+    assert [line.split(":")[1].strip() for line in warned] == ["write", "review"], warned
+
+
 # Results built in Python ---------------------------------------------------------------------
 
 

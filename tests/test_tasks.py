@@ -69,14 +69,6 @@ def test_a_template_loads_into_a_typed_object() -> None:
             "fresh_context enabled cannot be combined with inherit_context full",
             1,
         ),
-        (
-            "<task name='x' type='atomic'><description>d</description><instructions>i</instructions>"
-            "<context_management><inherit_context>subset</inherit_context>"
-            "<fresh_context>enabled</fresh_context></context_management></task>",
-            "VALIDATION_ERROR",
-            "fresh_context enabled cannot be combined with inherit_context subset",
-            1,
-        ),
     ],
 )
 def test_template_errors_name_the_file_the_line_and_the_rule(
@@ -91,6 +83,97 @@ def test_template_errors_name_the_file_the_line_and_the_rule(
         and caught.value.span.origin == "t.xml"
         and caught.value.span.line == line
     )
+
+
+SUBSET_FRESH = (
+    "<context_management><inherit_context>subset</inherit_context>"
+    "<fresh_context>enabled</fresh_context></context_management>"
+)
+
+
+def test_subset_with_fresh_context_is_valid_in_xml_and_defatom(runtime: Runtime) -> None:
+    """SPEC §10.1: only inherit full with fresh enabled is refused; subset + fresh is the subtask default."""
+    (template,) = load_templates(
+        f"<task name='x' type='atomic'><description>d</description><instructions>i</instructions>"
+        f"{SUBSET_FRESH}</task>",
+        "t.xml",
+    )
+    assert (template.context.inherit_context, template.context.fresh_context) == ("subset", "enabled")
+    value = runtime.run_source(
+        '(defatom sub (instructions "i") (context (inherit_context "subset") (fresh_context "enabled")))'
+    )
+    assert to_repr(value) == "sub"
+    with pytest.raises(SexpError, match="fresh_context enabled cannot be combined with inherit_context full"):
+        runtime.run_source(
+            '(defatom full (instructions "i") (context (inherit_context "full") (fresh_context "enabled")))'
+        )
+
+
+ENTITY_TEMPLATES = {
+    "used in text": '<!DOCTYPE task [<!ENTITY x "y">]>\n<task name="e" type="atomic">\n'
+    "<description>d</description>\n<instructions>say &x; now</instructions>\n</task>\n",
+    "used in an attribute": '<!DOCTYPE task [<!ENTITY x "y">]>\n<task name="e&x;" type="atomic">\n'
+    "<description>d</description>\n<instructions>say</instructions>\n</task>\n",
+    "declared through a parameter entity": "<!DOCTYPE task [<!ENTITY % p \"<!ENTITY x 'y'>\"> %p;]>\n"
+    '<task name="e" type="atomic">\n<description>d</description>\n'
+    "<instructions>&x;</instructions>\n</task>\n",
+    "external": '<!DOCTYPE task [<!ENTITY x SYSTEM "file:///etc/hostname">]>\n<task name="e" type="atomic">\n'
+    "<description>d</description>\n<instructions>say &x;</instructions>\n</task>\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ENTITY_TEMPLATES))
+def test_a_template_using_an_xml_entity_is_a_validation_error(kind: str) -> None:
+    """SPEC §10.1: never an internal error of the schema validator; the file and line are named."""
+    with pytest.raises(TemplateError) as caught:
+        load_templates(ENTITY_TEMPLATES[kind], "t.xml")
+    assert caught.value.error_type == "VALIDATION_ERROR"
+    assert "entit" in caught.value.message
+    span = caught.value.span
+    assert span is not None and span.origin == "t.xml" and span.line in (1, 2, 4)
+
+
+def test_a_document_the_schema_validator_cannot_handle_is_a_validation_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lxml import etree
+
+    from sexp_tasks import xmltools
+
+    class Broken:
+        def validate(self, root: object) -> bool:
+            raise etree.XMLSchemaValidateError("Internal error in XML Schema validation.")
+
+    monkeypatch.setattr(xmltools, "_schema", lambda: Broken())
+    with pytest.raises(TemplateError) as caught:
+        load_templates("<task name='x' type='atomic'>\n<description>d</description></task>", "t.xml")
+    assert caught.value.error_type == "VALIDATION_ERROR" and "cannot be validated" in caught.value.message
+    assert caught.value.span is not None and (caught.value.span.origin, caught.value.span.line) == (
+        "t.xml",
+        1,
+    )
+
+
+def test_an_entity_template_stops_a_command_naming_its_file_and_line(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    write(workspace / "tasks" / "ent.xml", ENTITY_TEMPLATES["used in text"])
+    code, out, err = cli("eval", "(+ 1 2)")
+    assert code == 1 and "internal error" not in err
+    assert err.startswith("tasks/ent.xml:4:"), err
+    assert "error: task templates may not use XML entities" in err
+
+
+def test_a_byte_order_mark_before_a_template_is_ignored(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<task name="bom" type="atomic"><description>d</description>'
+    )
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "bom.xml").write_bytes(
+        b"\xef\xbb\xbf" + body.encode() + b"<instructions>i</instructions></task>"
+    )
+    assert cli("eval", "(task? bom)") == (0, "true\n", "")
+    assert cli("tasks", "validate", "tasks/bom.xml")[0] == 0
+    (template,) = load_templates("\ufeff" + body + "<instructions>i</instructions></task>", "b.xml")
+    assert template.name == "bom"
 
 
 def test_inputs_are_checked_defaulted_and_substituted() -> None:
@@ -154,6 +237,44 @@ def test_every_call_syntax_validates_inputs_before_any_request(workspace: Path, 
         f'(define r {call}) (list (get-field r "status") (get-field (get-field r "error") "reason"))'
     )
     assert to_repr(result) == '("FAILED" "input_validation_failure")'
+
+
+NO_INPUT = '(defatom notask (instructions "Say hi"))'
+ONE_INPUT = '(defatom one (params x) (instructions "Echo {{x}}"))'
+
+
+@pytest.mark.parametrize(
+    ("program", "calls"),
+    [
+        ("(map notask (list 1 2))", 2),
+        ("(map one (list 1 2) (list 3 4))", 2),
+        ("(pmap notask (list 1 2))", 2),
+        ("(filter notask (list 1 2))", 2),
+        ("(for-each notask (list 1 2))", 2),
+        ('(reduce one "" (list 1 2))', 2),
+    ],
+)
+def test_higher_order_primitives_pass_a_task_only_its_declared_inputs(
+    workspace: Path, program: str, calls: int
+) -> None:
+    """SPEC §10.1: map, pmap and the loops pass a task as many arguments as it declares inputs."""
+    from sexp_tasks.config import Settings
+
+    runtime = Runtime(Settings(workspace=str(workspace), model="mock/x"))
+    value = runtime.run_source(f"{NO_INPUT} {ONE_INPUT} {program}")
+    results = value if isinstance(value, list) else [value]
+    assert all(getattr(r, "status", "COMPLETE") == "COMPLETE" for r in results), to_repr(value)
+    assert runtime.tasks.services().mock.calls == calls  # every call reached the model
+
+
+def test_a_direct_call_with_too_many_arguments_still_fails(workspace: Path) -> None:
+    from sexp_tasks.config import Settings
+
+    runtime = Runtime(Settings(workspace=str(workspace), model="mock/x"))
+    result = runtime.run_source(f"{NO_INPUT} (notask 1)")
+    assert result.status == "FAILED" and result.error.reason == "input_validation_failure"
+    result = runtime.run_source("(apply notask (list 1))")  # apply is a direct call
+    assert result.status == "FAILED" and result.error.reason == "input_validation_failure"
 
 
 def test_a_task_call_without_any_model_names_the_five_places(workspace: Path) -> None:
@@ -232,6 +353,41 @@ def test_a_program_that_calls_no_model_imports_no_heavy_library(cli, workspace: 
     assert "litellm" not in err and "tiktoken" not in err
 
 
+GREET = (
+    '<task name="greet" type="atomic"><description>{}</description>'
+    "<instructions>Hi {{{{who}}}}</instructions>"
+    '<inputs><input name="who" type="string">who</input></inputs></task>'
+)
+
+
+def test_a_program_finds_the_templates_in_its_own_directory(workspace: Path) -> None:
+    """SPEC §10.1: `sexp run dir/prog.sexp` loads dir/tasks/ after the stdlib, before ./tasks/."""
+    from conftest import run_cli
+
+    write(workspace / "proj" / "tasks" / "greet.xml", GREET.format("the program's"))
+    write(workspace / "proj" / "prog.sexp", '(print (get-field (greet :who "owls") "status"))\n')
+    args = ("--model", "mock/x", "-q")
+    assert run_cli("run", "proj/prog.sexp", *args, cwd=workspace) == (0, "COMPLETE\n", "")
+    assert run_cli("check", "proj/prog.sexp", cwd=workspace) == (0, "proj/prog.sexp: ok\n", "")
+    elsewhere = workspace / "elsewhere"
+    elsewhere.mkdir()
+    assert run_cli("run", str(workspace / "proj" / "prog.sexp"), *args, cwd=elsewhere)[:2] == (
+        0,
+        "COMPLETE\n",
+    )
+    # Run from the program's own directory, its tasks/ is ./tasks/: loaded once, no override warning.
+    code, out, err = run_cli("run", "prog.sexp", "--model", "mock/x", cwd=workspace / "proj")
+    assert (code, out, err) == (0, "COMPLETE\n", "")
+    # ./tasks/ comes after the program's own, and wins with a warning.
+    write(workspace / "tasks" / "greet.xml", GREET.format("the working directory's"))
+    code, out, err = run_cli("eval", "(get (task-inputs greet) 0)", cwd=workspace)
+    assert code == 0
+    code, out, err = run_cli("run", "proj/prog.sexp", "--model", "mock/x", cwd=workspace)
+    assert (
+        code == 0 and "task 'greet' from tasks/greet.xml overrides the one from proj/tasks/greet.xml" in err
+    )
+
+
 def test_check_knows_task_names_and_their_inputs(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
     write(workspace / "tasks" / "a.xml", SUMMARIZE)
     write(
@@ -244,8 +400,92 @@ def test_check_knows_task_names_and_their_inputs(cli, workspace: Path) -> None: 
     write(workspace / "bad.sexp", '(summarize (txt "x"))\n(sumarize :text 1)\n')
     code, out, err = cli("check", "bad.sexp")
     assert code == 1
-    assert "bad.sexp:1:12: error: task 'summarize' has no input 'txt' (declared: data, style, text)" in err
+    assert (
+        "bad.sexp:1:12: error: task 'summarize' has no input 'txt' (declared: text, style, data);"
+        " did you mean 'text'?"
+    ) in err
     assert "bad.sexp:2:1: error: unknown procedure 'sumarize'; did you mean 'summarize'?" in err
+
+
+WRITE_DESCRIPTION = (
+    '(defatom write-description (params product (tone str)) (instructions "{{product}} {{tone}}"))\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("call", "problems"),
+    [
+        (
+            '(write-description :prodcut "x" :tone "dry")',
+            [
+                "2:1: error: task 'write-description': missing required input 'product'",
+                "2:20: error: task 'write-description' has no input 'prodcut' (declared: product, tone);"
+                " did you mean 'product'?",
+            ],
+        ),
+        (
+            '(write-description (prodcut "x") (tone "dry"))',
+            [
+                "2:1: error: task 'write-description': missing required input 'product'",
+                "2:20: error: task 'write-description' has no input 'prodcut' (declared: product, tone);"
+                " did you mean 'product'?",
+            ],
+        ),
+        (
+            '(write-description :product "x")',
+            ["2:1: error: task 'write-description': missing required input 'tone'"],
+        ),
+        ('(write-description "x")', ["2:1: error: task 'write-description': missing required input 'tone'"]),
+        (
+            '(write-description "x" "y" "z")',
+            ["2:1: error: task 'write-description' takes 2 inputs, got 3 arguments"],
+        ),
+        (
+            '(write-description :product "x" "y")',
+            ["2:1: error: task 'write-description': keyword and positional arguments cannot be mixed"],
+        ),
+        (
+            '(call-atomic-task "write-description" :product "x" :tnoe "y")',
+            [
+                "2:1: error: task 'write-description': missing required input 'tone'",
+                "2:52: error: task 'write-description' has no input 'tnoe' (declared: product, tone);"
+                " did you mean 'tone'?",
+            ],
+        ),
+        (
+            '(summarize :txet "x")',
+            [
+                "2:1: error: task 'summarize': missing required input 'text'",
+                "2:12: error: task 'summarize' has no input 'txet' (declared: text, style, data);"
+                " did you mean 'text'?",
+            ],
+        ),
+    ],
+)
+def test_check_flags_the_inputs_of_task_calls_it_can_resolve(  # type: ignore[no-untyped-def]
+    cli, workspace: Path, call: str, problems: list[str]
+) -> None:
+    """SPEC §10.1/issue 10: unknown input names (with the close one) and missing required inputs."""
+    write(workspace / "tasks" / "a.xml", SUMMARIZE)
+    write(workspace / "prog.sexp", f"{WRITE_DESCRIPTION}{call}\n")
+    code, out, err = cli("check", "prog.sexp")
+    assert (code, out) == (1, ""), err
+    assert [line.removeprefix("prog.sexp:") for line in err.splitlines() if ": error: " in line] == problems
+
+
+def test_check_accepts_every_good_task_call(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    write(workspace / "tasks" / "a.xml", SUMMARIZE)
+    program = WRITE_DESCRIPTION + (
+        '(write-description :product "x" :tone "dry" :model "mock/x")\n'
+        '(write-description (product "x") (tone "dry") (files (list)))\n'
+        '(write-description "x" "dry")\n'
+        '(summarize "x")\n(summarize :text "x" :style "long")\n'
+        "(map write-description (list 1 2))\n"  # passed, not called: pmap and map fit the arguments
+        "(let ((summarize (lambda (&key txet) txet))) (summarize :txet 1))\n"  # a local shadows the task
+        '(define (uses-key) (call-atomic-task (string-append "sum" "marize") :anything 1))\n'
+    )
+    write(workspace / "prog.sexp", program)
+    assert cli("check", "prog.sexp") == (0, "prog.sexp: ok\n", "")
 
 
 def test_a_failed_final_task_result_exits_1_with_its_error_line(  # type: ignore[no-untyped-def]
@@ -272,7 +512,7 @@ def test_a_mock_model_answers_a_task_offline(cli, workspace: Path) -> None:  # t
         ' (list (t (x "a")) (t "b") (t :x "c")))'
     )
     code, out, err = cli("eval", program, "--model", "mock/demo", "--mock-responses", "replies.json")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, "warning: mock responses for t ran out; repeating the last\n")
     second = '#<TaskResult COMPLETE "second">'
     assert out == f'(#<TaskResult COMPLETE "first"> {second} {second})\n'
 

@@ -3,6 +3,9 @@
 Clauses are `(name expr)` in any order. Their expressions are evaluated once, left to right,
 when the loop runs; then each iteration calls the phase procedures (closures, primitives or
 tasks) and a controller decides: `(list 'stop value)` or `(list 'continue next-input)`.
+A loop never swallows a phase's failure (SPEC §10.1): an error raised in a phase ends it naming
+the phase and iteration, and a phase that is a task and gives a FAILED result ends it with that
+result as its value (saying the same in its message).
 While the phases run, `*loop-config*` is dynamically bound to the loop's settings as an
 association list, so a phase sees it wherever it was defined; loops running at once under pmap
 each see their own (sexp_tasks/dynamic.py).
@@ -11,6 +14,7 @@ each see their own (sexp_tasks/dynamic.py).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,13 +22,14 @@ from ..calls import apply_procedure
 from ..dynamic import bound, dynamic_variable
 from ..errors import FormError, SexpError, TypeError_
 from ..nodes import FunctionCallNode, Keyword, Symbol
-from ..primitives.loop_support import evaluation_succeeded
+from ..primitives.loop_support import evaluation_succeeded, failed_result, phase_failure
 from ..printer import to_repr
 from ..progress import Progress, is_terminal
 from ..source import Span
 from ..suggest import did_you_mean
 from ..tasks.context import operator_defaults
-from ..tasks.task import Task
+from ..tasks.results import TaskResult
+from ..tasks.task import Task, passed_arguments
 from ..values import Code, Procedure, Value, type_name
 from . import special_form
 
@@ -33,6 +38,8 @@ if TYPE_CHECKING:
     from ..environment import Scope
 
 LOOP_CONFIG = dynamic_variable("*loop-config*")
+# One iteration of a loop: (input, i) -> (action 'stop' or 'continue', its value, the iteration's out).
+Iteration = Callable[[Value, int], tuple[str, Value, Value]]
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,16 @@ def _show(node: Any) -> str:
     return to_repr(datum(node))
 
 
+class PhaseFailed(Exception):
+    """A task phase gave a FAILED result: the loop stops with it as its value (SPEC §10.1).
+
+    Only a task's: a procedure phase's values are the program's own, and its controller decides."""
+
+    def __init__(self, result: TaskResult) -> None:
+        super().__init__(result.error.message if result.error else "failed")
+        self.result = result
+
+
 class LoopRun:
     """One run of a loop form: its settings checked, its phases called and their errors named."""
 
@@ -146,15 +163,33 @@ class LoopRun:
 
     def call(self, phase: str, args: list[Value], iteration: int) -> Value:
         """Call a phase; a task gets only as many arguments as it declares inputs, and the
-        loop's context defaults (§3.5)."""
+        loop's context defaults (§3.5). A task whose result is FAILED ends the loop (PhaseFailed)."""
         fn = self.values[phase]
-        if type(fn) is Task:
-            args = args[: len(fn.template.inputs)]
         try:
             with operator_defaults(self.shape.operator):
-                return apply_procedure(fn, args, self.depth, self.clauses.at(phase))
+                value = apply_procedure(fn, passed_arguments(fn, args), self.depth, self.clauses.at(phase))
         except SexpError as err:
             raise annotated(err, f"{self.shape.name}: {phase} failed in iteration {iteration}: ") from err
+        if isinstance(fn, Task) and failed_result(value):
+            raise PhaseFailed(phase_failure(value, self.shape.name, phase, iteration))
+        return value
+
+    def iterate(self, c: Compiler, first_input: Value, iteration: Iteration) -> Value:
+        """Run the iterations with *loop-config* bound: iteration(input, i) gives (action, value,
+        out); 'stop' ends the loop with value, 'continue' makes value the next input. Out of
+        iterations, the last out (nil after none); a task phase's FAILED result ends it as its value."""
+        loop_input, out = first_input, None
+        with bound(LOOP_CONFIG, self.config()), loop_progress(c, self.shape.name, self.count) as bar:
+            try:
+                for i in range(1, self.count + 1):
+                    action, value, out = iteration(loop_input, i)
+                    bar.advance()
+                    if action == "stop":
+                        return value
+                    loop_input = value
+            except PhaseFailed as failed:
+                return failed.result
+        return out
 
     def decide(self, args: list[Value], iteration: int) -> tuple[str, Value]:
         """The controller's decision: ('stop', value) or ('continue', next input)."""
@@ -207,25 +242,16 @@ def compile_director_evaluator_loop(
     def run(env: list[Any]) -> Value:
         loop = LoopRun(DIRECTOR_EVALUATOR, clauses, env)
         values = loop.values
-        loop_input = values["initial-director-input"]
-        out: Value = None
-        with (
-            bound(LOOP_CONFIG, loop.config()),
-            loop_progress(c, "director-evaluator-loop", loop.count) as bar,
-        ):
-            for i in range(1, loop.count + 1):
-                plan = loop.call("director", [loop_input, i], i)
-                out = loop.call("executor", [plan, i], i) if "executor" in values else plan
-                feedback = loop.call("evaluator", [out, plan, i], i)
-                if "controller" in values:
-                    action, value = loop.decide([feedback, plan, out, i], i)
-                else:
-                    action, value = default_decision(feedback, loop_input, out)
-                bar.advance()
-                if action == "stop":
-                    return value
-                loop_input = value
-        return out
+
+        def iteration(loop_input: Value, i: int) -> tuple[str, Value, Value]:
+            plan = loop.call("director", [loop_input, i], i)
+            out = loop.call("executor", [plan, i], i) if "executor" in values else plan
+            feedback = loop.call("evaluator", [out, plan, i], i)
+            if "controller" in values:
+                return (*loop.decide([feedback, plan, out, i], i), out)
+            return (*default_decision(feedback, loop_input, out), out)
+
+        return loop.iterate(c, values["initial-director-input"], iteration)
 
     return run
 
@@ -243,17 +269,12 @@ def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bo
             raise TypeError_(
                 f"iterative-loop: test-command must be a string, got {got}", clauses.at("test-command")
             )
-        loop_input = loop.values["initial-input"]
-        out: Value = None
-        with bound(LOOP_CONFIG, loop.config()), loop_progress(c, "iterative-loop", loop.count) as bar:
-            for i in range(1, loop.count + 1):
-                out = loop.call("executor", [loop_input, i], i)
-                verdict = loop.call("validator", [command, i], i)
-                action, value = loop.decide([out, verdict, loop_input, i], i)
-                bar.advance()
-                if action == "stop":
-                    return value
-                loop_input = value
-        return out
+
+        def iteration(loop_input: Value, i: int) -> tuple[str, Value, Value]:
+            out = loop.call("executor", [loop_input, i], i)
+            verdict = loop.call("validator", [command, i], i)
+            return (*loop.decide([out, verdict, loop_input, i], i), out)
+
+        return loop.iterate(c, loop.values["initial-input"], iteration)
 
     return run

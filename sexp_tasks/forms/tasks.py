@@ -26,10 +26,7 @@ def compile_defatom(form: FunctionCallNode, scope: Scope | None, tail: bool, c: 
         raise FormError('defatom: expected (defatom name (params ...) (instructions "...") ...)', form.span)
     name = args[0].name
     try:
-        template = _template(name, args[1:], form)
-        from ..tasks.template import check_rules
-
-        check_rules(template)
+        template = defatom_template(form)
     except SexpError as err:
         failure = err.at(form.span)
 
@@ -45,6 +42,19 @@ def compile_defatom(form: FunctionCallNode, scope: Scope | None, tail: bool, c: 
         return system.define(template)
 
     return store(name, define_task, scope, c, result=args[0])
+
+
+def defatom_template(form: FunctionCallNode) -> TaskTemplate:
+    """The template `(defatom name clauses...)` defines, checked as an XML template is (what
+    defatom registers when it runs, and what `sexp check` checks calls against)."""
+    from ..tasks.template import check_rules
+
+    name = form.args[0]
+    if not isinstance(name, Symbol):
+        raise FormError('defatom: expected (defatom name (params ...) (instructions "...") ...)', form.span)
+    template = _template(name.name, form.args[1:], form)
+    check_rules(template)
+    return template
 
 
 def _template(name: str, clauses: tuple[Node, ...], form: FunctionCallNode) -> TaskTemplate:

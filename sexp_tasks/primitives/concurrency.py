@@ -3,8 +3,9 @@
 A worker takes the next element, calls the procedure, stores the value in the element's place
 and takes another, so at most n calls are in flight. An element whose call raises a language
 error is a FAILED TaskResult in its place, so one bad element never loses the others' work.
-Each element runs in a copy of the caller's context variables, with its index appended to the
-journal's element path when the run is recorded (SPEC §6: `[3]`, nested `[3][0]`).
+Each element runs in a copy of the caller's context variables, as an Element of this call's
+Batch (sexp_tasks/elements.py): the journal keys its steps by the element's path (SPEC §6: `[3]`,
+nested `[3][0]`) and scripted mock replies go to it by its index (SPEC §10.1).
 
 The calling thread only waits, in short steps so Ctrl-C reaches it; then it stops the workers
 from starting anything more and lets the interrupt go on. Workers are daemon threads: a call
@@ -20,11 +21,12 @@ from typing import Any
 
 from ..calls import apply_procedure
 from ..deepstack import STACK_BYTES
+from ..elements import CURRENT_ELEMENT, Batch, Element
 from ..errors import SexpError, TypeError_
 from ..printer import to_repr
 from ..progress import Progress, progress
 from ..tasks.results import FAILED, TaskError, TaskResult
-from ..tasks.task import Task
+from ..tasks.task import passed_arguments
 from ..values import Procedure, Value, type_name
 from . import primitive
 from .lists import as_list
@@ -35,9 +37,7 @@ WAIT_STEP = 0.05  # seconds the calling thread waits at a time, so that Ctrl-C i
 # cassette, the store): every element would fail the same way, so they stop pmap as they stop map.
 RUN_ERRORS = frozenset({"CONFIGURATION_ERROR", "HANDLER_ERROR", "STORE_ERROR"})
 
-Element = Callable[[int], Value]  # runs element i, giving its value or its FAILED result
-# True inside a pmap element: a nested pmap draws no bar of its own over the outer one's.
-IN_ELEMENT: contextvars.ContextVar[bool] = contextvars.ContextVar("sexp_pmap_element", default=False)
+RunElement = Callable[[int], Value]  # runs element i, giving its value or its FAILED result
 
 
 @primitive("pmap", signature="(pmap f xs [:concurrency n])")
@@ -47,16 +47,16 @@ def pmap(ctx: Any, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
         raise TypeError_(f"pmap: expected a procedure or task, got {to_repr(fn)} ({type_name(fn)})")
     items = as_list("pmap", seq, "second")
     limit = _concurrency(options, ctx.settings.concurrency)
-    no_input = isinstance(fn, Task) and not fn.template.inputs  # pass a task only what it declares
-    path = _element_path(ctx)
+    batch = Batch(len(items), CURRENT_ELEMENT.get())
     parent = contextvars.copy_context()
 
     def element(index: int) -> Value:
-        return parent.copy().run(_run_element, fn, [] if no_input else [items[index]], depth, index, path)
+        args = passed_arguments(fn, [items[index]])
+        return parent.copy().run(_run_element, fn, args, depth, batch.element(index))
 
     if len(items) <= 1:
         return [element(i) for i in range(len(items))]
-    nested = IN_ELEMENT.get()
+    nested = batch.parent is not None  # a pmap inside an element draws no bar over the outer one's
     bar = (
         Progress("pmap", len(items), ctx.err, enabled=False) if nested else progress(ctx, "pmap", len(items))
     )
@@ -72,22 +72,10 @@ def _concurrency(options: tuple[Any, ...], default: Any) -> int:
     return positive_integer("pmap", ":concurrency", n)
 
 
-def _element_path(ctx: Any) -> contextvars.ContextVar[str] | None:
-    """The journal's element-path variable when this run is recorded, else None."""
-    if getattr(getattr(ctx, "tasks", None), "journal", None) is None:
-        return None
-    from ..journal import ELEMENT_PATH  # only recorded runs load the journal
-
-    return ELEMENT_PATH
-
-
-def _run_element(
-    fn: Procedure, args: list[Value], depth: int, index: int, path: contextvars.ContextVar[str] | None
-) -> Value:
-    """(fn args...) for element `index`, or a FAILED TaskResult when it raises a language error."""
-    IN_ELEMENT.set(True)
-    if path is not None:
-        path.set(f"{path.get()}[{index}]")
+def _run_element(fn: Procedure, args: list[Value], depth: int, element: Element) -> Value:
+    """(fn args...) as `element`, or a FAILED TaskResult when it raises a language error."""
+    CURRENT_ELEMENT.set(element)
+    index = element.index
     try:
         return apply_procedure(fn, args, depth)
     except SexpError as err:
@@ -118,7 +106,7 @@ def element_failure(index: int, err: SexpError) -> TaskResult:
 class _Pool:
     """n worker threads with a large C stack, sharing one cursor over the elements."""
 
-    def __init__(self, element: Element, count: int, n: int, advance: Callable[[], None]) -> None:
+    def __init__(self, element: RunElement, count: int, n: int, advance: Callable[[], None]) -> None:
         self.element = element
         self.count = count
         self.n = n

@@ -10,6 +10,7 @@ from typing import Any
 from ..calls import apply_procedure, invoke
 from ..errors import TypeError_, ValueError_
 from ..printer import to_repr
+from ..tasks.task import passed_arguments
 from ..values import Closure, type_name
 from . import primitive
 
@@ -125,11 +126,11 @@ def map_(depth: int, fn: Any, seq: Any, *more: Any) -> list[Any]:
     items = as_list("map", seq, "second")
     if more:
         lists = [items, *(as_list("map", s) for s in more)]
-        return [apply_procedure(fn, list(args), depth) for args in zip(*lists)]
+        return [apply_procedure(fn, passed_arguments(fn, list(args)), depth) for args in zip(*lists)]
     if type(fn) is Closure:
         callee_depth = depth + 1
         return [invoke(fn, [x], callee_depth) for x in items]
-    return [apply_procedure(fn, [x], depth) for x in items]
+    return [apply_procedure(fn, passed_arguments(fn, [x]), depth) for x in items]
 
 
 @primitive("filter", signature="(filter pred xs)")
@@ -139,7 +140,7 @@ def filter_(depth: int, pred: Any, seq: Any) -> list[Any]:
     if type(pred) is Closure:
         callee_depth = depth + 1
         return [x for x in items if invoke(pred, [x], callee_depth)]
-    return [x for x in items if apply_procedure(pred, [x], depth)]
+    return [x for x in items if apply_procedure(pred, passed_arguments(pred, [x]), depth)]
 
 
 @primitive("reduce", signature=("(reduce f init xs)", "(reduce f xs)"))
@@ -161,7 +162,7 @@ def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
 
     with operator_defaults("reduce"):  # a task reducing gets the reduce defaults (§3.5)
         for x in items:
-            acc = apply_procedure(fn, [acc, x], depth)
+            acc = apply_procedure(fn, passed_arguments(fn, [acc, x]), depth)
     return acc
 
 
@@ -169,7 +170,7 @@ def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
 def for_each(depth: int, fn: Any, seq: Any) -> None:
     """Call (f x) for each element for its effect; nil."""
     for x in as_list("for-each", seq, "second"):
-        apply_procedure(fn, [x], depth)
+        apply_procedure(fn, passed_arguments(fn, [x]), depth)
 
 
 @primitive("apply", signature="(apply f [arg... xs])")

@@ -1,12 +1,14 @@
-"""What loops over tasks ask of phase values: task?, task-inputs, script-result?, evaluation-success?."""
+"""What loops over tasks ask of phase values: task?, task-inputs, script-result?, evaluation-success?,
+and phase-failure, the FAILED result of a task phase that ends a loop."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..errors import TypeError_
 from ..printer import to_repr
-from ..tasks.results import ScriptResult
+from ..tasks.results import FAILED, ScriptResult, TaskResult
 from ..tasks.task import Task
 from ..values import type_name
 from . import primitive
@@ -54,3 +56,27 @@ def is_script_result(x: Any) -> bool:
 def evaluation_success(x: Any) -> bool:
     """Whether an evaluation succeeded, as the loops' default controller decides."""
     return evaluation_succeeded(x)
+
+
+def failed_result(value: Any) -> bool:
+    """Whether value is a FAILED TaskResult."""
+    return getattr(value, "is_task_result", False) is True and value.status == FAILED
+
+
+def phase_failure(result: TaskResult, loop: str, phase: str, iteration: int) -> TaskResult:
+    """A task phase's FAILED result as the value that ends a loop (SPEC §10.1): a copy whose
+    error message starts with the loop, phase and iteration, and whose notes say them as `loop`."""
+    where = {"form": loop, "phase": phase, "iteration": iteration}
+    error = result.error
+    if error is not None:
+        error = replace(error, message=f"{loop}: {phase} failed in iteration {iteration}: {error.message}")
+    return replace(result, error=error, notes={**result.notes, "loop": where})
+
+
+@primitive("phase-failure")
+def phase_failure_(result: Any, loop: Any, phase: Any, iteration: Any) -> TaskResult:
+    """(phase-failure r loop phase i): the FAILED result r, saying that it ended `loop` in `phase` of
+    iteration i; the value a loop written in the language (refine) stops with."""
+    if not failed_result(result):
+        raise TypeError_(f"phase-failure: expected a FAILED task result, got {to_repr(result)}")
+    return phase_failure(result, str(loop), str(phase), iteration)

@@ -6,9 +6,11 @@ Placeholders are filled from the call's inputs only, never from the environment.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from ..printer import display, to_json_value
+from ..suggest import did_you_mean
 from .template import PLACEHOLDER, InputSpec, TaskTemplate
 
 
@@ -22,11 +24,8 @@ class InputError(Exception):
 
 def prepare_inputs(template: TaskTemplate, given: dict[str, Any]) -> dict[str, Any]:
     """Inputs type-checked against the declared ones, with defaults applied."""
-    declared = {spec.name: spec for spec in template.inputs}
-    for name in given:
-        if name not in declared:
-            known = ", ".join(declared) or "none"
-            raise InputError(name, f"task '{template.name}' has no input '{name}' (declared: {known})")
+    for problem in unknown_inputs(template, given):
+        raise problem
     prepared: dict[str, Any] = {}
     for spec in template.inputs:
         if spec.name in given:
@@ -34,8 +33,53 @@ def prepare_inputs(template: TaskTemplate, given: dict[str, Any]) -> dict[str, A
         elif spec.default is not None:
             prepared[spec.name] = _default(template.name, spec)
         elif spec.required:
-            raise InputError(spec.name, f"task '{template.name}': missing required input '{spec.name}'")
+            raise _missing(template, spec)
     return prepared
+
+
+# What a call's shape alone gets wrong: the Task System's checks, and `sexp check`'s before any run.
+
+
+def unknown_inputs(template: TaskTemplate, names: Iterable[str]) -> list[InputError]:
+    """An error for each name the template does not declare, offering the close declared names."""
+    declared = [spec.name for spec in template.inputs]
+    known = ", ".join(declared) or "none"
+    return [
+        InputError(
+            name,
+            f"task '{template.name}' has no input '{name}' (declared: {known}){did_you_mean(name, declared)}",
+        )
+        for name in names
+        if name not in declared
+    ]
+
+
+def missing_inputs(template: TaskTemplate, names: Iterable[str]) -> list[InputError]:
+    """An error for each required input without a default that names leave out."""
+    given = set(names)
+    return [
+        _missing(template, spec)
+        for spec in template.inputs
+        if spec.name not in given and spec.default is None and spec.required
+    ]
+
+
+def _missing(template: TaskTemplate, spec: InputSpec) -> InputError:
+    return InputError(spec.name, f"task '{template.name}': missing required input '{spec.name}'")
+
+
+def too_many_arguments(template: TaskTemplate, count: int) -> InputError | None:
+    """The error for a positional call with more arguments than the template declares inputs."""
+    declared = len(template.inputs)
+    if count <= declared:
+        return None
+    inputs = "input" if declared == 1 else "inputs"
+    return InputError("?", f"task '{template.name}' takes {declared} {inputs}, got {count} arguments")
+
+
+def mixed_arguments(template: TaskTemplate) -> InputError:
+    """The error for a call mixing `:name value` arguments with positional ones."""
+    return InputError("?", f"task '{template.name}': keyword and positional arguments cannot be mixed")
 
 
 def _checked(task: str, spec: InputSpec, value: Any) -> Any:

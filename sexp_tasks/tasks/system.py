@@ -43,20 +43,27 @@ class TaskSystem:
         self.journal: Journal | None = None  # set when the run is recorded (sexp run)
         self.memory_query: MemoryQuery | None = None  # the Memory System, for fresh context
         self._history = History()
+        self._warned: set[str] = set()  # task warnings already shown (each once a run)
+        self._warning = threading.Lock()
+        self._mock = self._read_mock_script()
 
     # Templates ------------------------------------------------------------------------------
-    def template_directories(self) -> list[Path]:
-        """./tasks, sexp.toml and SEXP_TEMPLATES directories, then --templates (later wins)."""
-        dirs = [Path("tasks")]
-        dirs += [Path(d) for d in (*self.settings.templates, *self.settings.template_flags)]
-        return [d for d in dirs if d.is_dir()]
+    def template_directories(self, program: Path | None = None) -> list[Path]:
+        """The program's own tasks/ (SPEC §10.1), ./tasks, sexp.toml and SEXP_TEMPLATES
+        directories, then --templates (later wins); a directory named twice is read once, in its
+        later place."""
+        dirs = [program.parent / "tasks"] if program is not None else []
+        dirs += [Path("tasks"), *(Path(d) for d in (*self.settings.templates, *self.settings.template_flags))]
+        found = [d for d in dirs if d.is_dir()]
+        places = {d.resolve(): i for i, d in enumerate(found)}
+        return [d for i, d in enumerate(found) if places[d.resolve()] == i]
 
-    def load_templates(self, strict: bool = True) -> list[SexpError]:
-        """The package's templates (lazily), then every template directory; only imports lxml
-        when there are files to read now."""
+    def load_templates(self, strict: bool = True, program: Path | None = None) -> list[SexpError]:
+        """The package's templates (lazily), then every template directory (the program's own
+        first); only imports lxml when there are files to read now."""
         self.library.add_lazy_directory(data_dir("stdlib") / "templates")
         errors: list[SexpError] = []
-        for directory in self.template_directories():
+        for directory in self.template_directories(program):
             if any(directory.glob("*.xml")):
                 errors += self.library.load_directory(directory, strict=strict)
         return errors
@@ -207,8 +214,17 @@ class TaskSystem:
             result = self.journal.record(kind, template.name, site or span, request, perform)
         self._history.record(options.history, prompt, result)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
-            self._warn(f"{template.name}: {warning}")
+            self._warn_once(f"{template.name}: {warning}")
         return result
+
+    def _warn_once(self, message: str) -> None:
+        """A task's warning on stderr the first time the run meets it: every call's notes keep
+        theirs, but a loop of plain answers warns once per template, not once a call (§10.1)."""
+        with self._warning:
+            if message in self._warned:
+                return
+            self._warned.add(message)
+        self._warn(message)
 
     def _journaled_listing(self, list_command: CommandListing, task_site: Any) -> CommandListing:
         """A file_paths command as a step of its own, keyed under the task's call site, so that a
@@ -274,12 +290,27 @@ class TaskSystem:
                 self._services = self._make_services()
         return self._services
 
+    def _read_mock_script(self) -> Any:
+        """The --mock-responses script, read before the program runs so that one holding no
+        replies is a usage error; a file that cannot be read or used is the error the first
+        mock call raises (a program that makes none never needs it)."""
+        if not self.settings.mock_responses:
+            return None
+        from ..handler.services import MockScript, ServiceError
+
+        try:
+            return MockScript.from_file(self.settings.mock_responses, self._warn)
+        except ServiceError as err:
+            return err
+
     def _make_services(self) -> Any:
         from ..handler.services import Cassette, MockScript
         from ..handler.types import HandlerServices
 
         settings = self.settings
-        mock = MockScript.from_file(settings.mock_responses) if settings.mock_responses else MockScript()
+        if isinstance(self._mock, SexpError):
+            raise self._mock
+        mock = self._mock or MockScript()
         cassette = None
         if settings.record:
             cassette = Cassette(settings.record, "record")

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..nodes import Keyword
 from ..values import CALL_SITE, Procedure, Value
-from .inputs import InputError, prepare_inputs
+from .inputs import InputError, mixed_arguments, prepare_inputs, too_many_arguments
 from .results import FAILED, TaskError, TaskResult
 from .template import TaskTemplate
 
@@ -33,6 +33,14 @@ def input_failure(template: TaskTemplate, err: InputError) -> TaskResult:
             "TASK_FAILURE", str(err), reason="input_validation_failure", details={"parameter": err.parameter}
         ),
     )
+
+
+def passed_arguments(fn: Any, args: list[Value]) -> list[Value]:
+    """The arguments map, pmap, filter, reduce, for-each and loop phases give fn: a task only as
+    many as it declares inputs (none when it declares none; SPEC §10.1), anything else all."""
+    if isinstance(fn, Task):
+        return args[: len(fn.template.inputs)]
+    return args
 
 
 class Task(Procedure):
@@ -75,17 +83,11 @@ class Task(Procedure):
                 named[args[i].name] = args[i + 1]
             return self.call_named(named, span)
         if any(isinstance(a, Keyword) for a in args):
-            return input_failure(
-                self.template, InputError("?", "keyword and positional arguments cannot be mixed")
-            )
+            return input_failure(self.template, mixed_arguments(self.template))
+        too_many = too_many_arguments(self.template, len(args))
+        if too_many is not None:
+            return input_failure(self.template, too_many)
         inputs = self.template.inputs
-        if len(args) > len(inputs):
-            return input_failure(
-                self.template,
-                InputError(
-                    "?", f"task '{self.name}' takes {len(inputs)} input(s), got {len(args)} arguments"
-                ),
-            )
         return self.call_named({spec.name: value for spec, value in zip(inputs, args, strict=False)}, span)
 
     def __repr__(self) -> str:

@@ -114,13 +114,12 @@ class TaskTemplate:
 def check_rules(template: TaskTemplate) -> None:
     """The rules XSD 1.0 cannot state; VALIDATION_ERROR like a schema violation."""
     context = template.context
-    # Issue 3 (which wins over SPEC §3.1 where they differ): fresh context cannot be combined
-    # with inheriting the caller's context, fully or in part.
-    if context.fresh_context == "enabled" and context.inherit_context in ("full", "subset"):
+    # Fresh context cannot be combined with the caller's whole context; with the relevant part
+    # of it (subset) it can: that is the subtask default (SPEC §3.1, §10.1).
+    if context.fresh_context == "enabled" and context.inherit_context == "full":
         raise TemplateError(
             "VALIDATION_ERROR",
-            f"task '{template.name}': fresh_context enabled cannot be combined with"
-            f" inherit_context {context.inherit_context}",
+            f"task '{template.name}': fresh_context enabled cannot be combined with inherit_context full",
             template.span,
         )
     declared = {i.name for i in template.inputs}

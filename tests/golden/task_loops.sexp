@@ -306,21 +306,52 @@
 (defatom needs-int (params (x int)) (instructions "Check {{x}}"))
 ;=> needs-int
 
-(director-evaluator-loop
-  (max-iterations 2)
-  (initial-director-input "a")
-  (director (lambda (x i) x))
-  (evaluator needs-int)
-  (controller (lambda (fb plan out i) (list 'stop (get-field (get-field fb "error") "message")))))
-;=> "task 'needs-int': input 'x' must be integer, got string"
+;; A task phase whose result is FAILED ends the loop with that result as its value (SPEC §10.1),
+;; its message naming the phase and the iteration; no controller sees it.
+(define failed
+  (director-evaluator-loop
+    (max-iterations 2)
+    (initial-director-input "a")
+    (director (lambda (x i) x))
+    (evaluator needs-int)
+    (controller (lambda (fb plan out i) (list 'continue "never")))))
+(list (get-field failed "status") (get (get-field failed "error") "reason") (get (get-field failed "error") "message"))
+;=> ("FAILED" "input_validation_failure" "director-evaluator-loop: evaluator failed in iteration 1: task 'needs-int': input 'x' must be integer, got string")
 
-;; A FAILED evaluation is no success: the default controller continues with its content.
+(get (get-field failed "notes") "loop")
+;=> {"form" "director-evaluator-loop" "phase" "evaluator" "iteration" 1}
+
+;; The same with the default controller: a FAILED evaluation is not swallowed as feedback.
 (director-evaluator-loop
   (max-iterations 2)
   (initial-director-input "a")
   (director (lambda (x i) x))
   (evaluator needs-int))
-;=> {"input" "a" "feedback" ""}
+;=> #<TaskResult FAILED "">
+
+;; A procedure phase's values are the program's own: its controller decides about them.
+(director-evaluator-loop
+  (max-iterations 2)
+  (initial-director-input "a")
+  (director (lambda (x i) x))
+  (evaluator (lambda (out plan i) (needs-int out)))
+  (controller (lambda (fb plan out i) (list 'stop (get-field fb "status")))))
+;=> "FAILED"
+
+;; A task executor of iterative-loop that cannot be called (a missing input) ends it the same way.
+(defatom pair-up (params a b c) (instructions "{{a}} {{b}} {{c}}"))
+;=> pair-up
+
+(get-field
+  (iterative-loop
+    (max-iterations 3)
+    (initial-input "x")
+    (test-command "t")
+    (executor pair-up)
+    (validator (lambda (cmd i) (print "never") true))
+    (controller (lambda (out val input i) (list 'continue out))))
+  "error")
+;=> {"type" "TASK_FAILURE" "reason" "input_validation_failure" "message" "iterative-loop: executor failed in iteration 1: task 'pair-up': missing required input 'c'" "details" {"parameter" "c"}}
 
 ;; A task called as a phase that cannot run: the error names the phase (no model here).
 (defatom shout (params text) (instructions "Shout {{text}}"))
@@ -332,6 +363,13 @@
   (director shout)
   (evaluator (lambda (out plan i) true)))
 ;!! director-evaluator-loop: director failed in iteration 1: task 'shout' has no model
+
+;; phase-failure: a FAILED result saying it ended a loop (what refine, written in the language, stops with).
+(get (get-field (phase-failure (needs-int "a") "my-loop" "step" 2) "error") "message")
+;=> "my-loop: step failed in iteration 2: task 'needs-int': input 'x' must be integer, got string"
+
+(phase-failure 1 "my-loop" "step" 2)
+;!! phase-failure: expected a FAILED task result, got 1
 
 ;; The predicates the loops and refine use.
 (list (task? needs-int) (task? car) (task? (lambda () 1)) (task? "needs-int"))
@@ -431,15 +469,18 @@
 (iterative-loop (max-iterations 1) (evaluator car))
 ;!! iterative-loop: unknown clause (evaluator ...)
 
-;; A task executor gets only its declared inputs.
-(iterative-loop
-  (max-iterations 1)
-  (initial-input "not a number")
-  (test-command "t")
-  (executor needs-int)
-  (validator (lambda (cmd i) true))
-  (controller (lambda (out val input i) (list 'stop (get-field out "status")))))
-;=> "FAILED"
+;; A task executor gets only its declared inputs (its one input, not the iteration too).
+(get (get-field
+       (iterative-loop
+         (max-iterations 1)
+         (initial-input "not a number")
+         (test-command "t")
+         (executor needs-int)
+         (validator (lambda (cmd i) true))
+         (controller (lambda (out val input i) (list 'stop "never"))))
+       "error")
+     "message")
+;=> "iterative-loop: executor failed in iteration 1: task 'needs-int': input 'x' must be integer, got string"
 
 ;; --- refine (stdlib): (refine :director d :evaluator e [:input x] [:max-iterations 3] [:threshold 1.0])
 
@@ -505,12 +546,22 @@
 (refine :director (lambda (input feedback) 1) :evaluator (lambda (a) true) :max-iterations 0)
 ;=> {"success" false "best" nil "score" nil "attempts" ()}
 
-;; A task evaluator gets the attempt as its input `attempt`; its result is scored (FAILED here: 0).
+;; A task evaluator gets the attempt as its input `attempt`; a FAILED result ends refine with it
+;; (SPEC §10.1), never scored 0 as if it had judged.
 (defatom grade (params (attempt int)) (instructions "Grade {{attempt}}") (output_format (type "json")))
 ;=> grade
 
-(get (refine :director (lambda (input feedback) "text") :evaluator grade :max-iterations 1) "attempts")
-;=> ({"attempt" "text" "score" 0 "feedback" ""})
+(get (get-field (refine :director (lambda (input feedback) "text") :evaluator grade :max-iterations 3) "error")
+     "message")
+;=> "refine: evaluator failed in iteration 1: task 'grade': input 'attempt' must be integer, got string"
+
+;; So does a task director that lacks an input refine needs (it passes only :feedback here).
+(defatom on-topic (params topic feedback) (instructions "{{topic}} {{feedback}}"))
+;=> on-topic
+
+(define r (refine :director on-topic :evaluator (lambda (a) 1) :input "owls"))
+(list (get-field r "status") (get (get-field r "error") "message") (get (get-field r "notes") "loop"))
+;=> ("FAILED" "refine: director failed in iteration 1: task 'on-topic': missing required input 'topic'" {"form" "refine" "phase" "director" "iteration" 1})
 
 ;; Errors: bad arguments, and phase errors named as the loop's.
 (refine :director 5 :evaluator (lambda (a) true))
