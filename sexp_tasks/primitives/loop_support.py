@@ -73,7 +73,7 @@ def phase_failure(result: TaskResult, loop: str, phase: str, iteration: int) -> 
     return replace(result, error=error, notes={**result.notes, "loop": where})
 
 
-@primitive("phase-failure")
+@primitive("phase-failure", signature="(phase-failure result loop phase iteration)")
 def phase_failure_(result: Any, loop: Any, phase: Any, iteration: Any) -> TaskResult:
     """(phase-failure r loop phase i): the FAILED result r, saying that it ended `loop` in `phase` of
     iteration i; the value a loop written in the language (refine) stops with."""
