@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_python
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
 from sexp_tasks.handler import (
@@ -22,6 +25,7 @@ from sexp_tasks.handler import (
     ServiceError,
     TaskPrompt,
 )
+from sexp_tasks.handler.output import strip_fence
 from sexp_tasks.tasks.results import COMPLETE, FAILED, TaskResult
 
 CANARY = "sk-canary-7f3a9c2e41b8d605"
@@ -122,6 +126,48 @@ def test_json_output_invalid_keeps_content(server: LLMServer, answer: str, spec:
     assert result.error.violations and result.content == answer.removeprefix("<output>").removesuffix(
         "</output>"
     )
+
+
+# Answers are read in time linear in their length (SPEC §10.1) ------------------------------------
+
+OLD_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)  # the reference: cubic
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '"```" + " " * 100_000',
+        '"```json" + "\\n" * 100_000 + "x"',
+        '" " * 50_000 + "```" + " \\n" * 25_000 + "```x"',
+        '"<output " * 25_000',
+        '"<notes " * 30_000',
+        '"<output>" + "<notes " * 30_000',
+    ],
+)
+def test_pathological_answers_are_read_at_once(answer: str) -> None:
+    code = (
+        "from sexp_tasks.handler.output import read_answer\n"
+        "from sexp_tasks.handler.types import OutputSpec\n"
+        f"text = {answer}\n"
+        "for spec in (OutputSpec(type='json'), OutputSpec(type='json', disable_reparsing=True)):\n"
+        "    read_answer(text, spec)\n"
+    )
+    run_python(code, timeout=10)  # each took from 40 s to hours
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["```", "`", " ", "\n", "\t", "json", "a-b_1", "{", "}", "[1]", "\u0663", "é", "\u00a0"]
+        ),
+        max_size=12,
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_the_fence_stripper_agrees_with_the_fence_pattern(parts: list[str]) -> None:
+    text = "".join(parts)
+    fenced = OLD_FENCE.match(text)
+    assert strip_fence(text) == (fenced.group(1) if fenced else text)
 
 
 @pytest.mark.parametrize(
@@ -342,24 +388,12 @@ def test_replay_missing_cassette(workspace: Path) -> None:
 
 
 def test_no_model_call_no_litellm() -> None:
-    import subprocess
-    import sys
-
     code = (
         "import sys; from sexp_tasks.handler import Handler, HandlerConfig, HandlerServices; "
         "from sexp_tasks.handler.output import read_answer; "
         "print('litellm' in sys.modules, 'tiktoken' in sys.modules)"
     )
-    root = Path(__file__).resolve().parent.parent
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(root)},
-        check=True,
-    ).stdout
-    assert out.split() == ["False", "False"]
+    assert run_python(code).split() == ["False", "False"]
 
 
 def test_ask_user_counts_as_a_turn() -> None:

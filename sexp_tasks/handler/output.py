@@ -10,7 +10,6 @@ from typing import Any
 from ..xmltools import Answer, split_answer
 from .types import OutputSpec
 
-_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 _PLAIN = r"[^<&\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*"
 _PLAIN_NOTE = re.compile(rf"<([A-Za-z_][\w.-]*)>({_PLAIN})</\1>")
 _PLAIN_ANSWER = re.compile(
@@ -101,10 +100,8 @@ def _notes(raw: dict[str, Any]) -> dict[str, Any]:
 
 def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
     """The parsed JSON and None, or (None | value, violations) when it is not JSON or breaks the schema."""
-    fenced = _FENCE.match(content)
-    text = fenced.group(1) if fenced else content
     try:
-        value = json.loads(text)
+        value = json.loads(strip_fence(content))
     except json.JSONDecodeError as err:
         return None, [f"the output is not JSON: {err.msg} at line {err.lineno} column {err.colno}"]
     if spec.json_schema is not None:
@@ -114,6 +111,21 @@ def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
             f"the output must be {_KIND_TEXT.get(spec.schema, spec.schema)}, not {type_name(value)}"
         ]
     return value, None
+
+
+def strip_fence(content: str) -> str:
+    """The text inside a code fence around the whole content (```json ... ```), stripped; else content.
+
+    The fence opens with ``` and an optional info word, and closes with the last ``` of the content.
+    A scan, not a pattern: the answer is untrusted and this runs in time linear in it (SPEC §10.1)."""
+    text = content.lstrip()
+    if not text.startswith("```"):
+        return content
+    start = 3
+    while start < len(text) and (text[start].isalnum() or text[start] in "_-"):
+        start += 1  # the info word, e.g. json
+    rest = text[start:].rstrip()
+    return rest[:-3].strip() if rest.endswith("```") else content
 
 
 def _matches_kind(value: Any, kind: str) -> bool:
