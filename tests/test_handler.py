@@ -108,6 +108,11 @@ def test_json_output_valid(server: LLMServer) -> None:
     ("answer", "spec"),
     [
         ("<output>not json</output>", OutputSpec(type="json", schema="object")),
+        ('<output>{"x": NaN}</output>', OutputSpec(type="json")),
+        ("<output>[1, Infinity]</output>", OutputSpec(type="json", schema="array")),
+        ("<output>-Infinity</output>", OutputSpec(type="json", schema="number")),
+        ("<output>1e999</output>", OutputSpec(type="json", schema="number")),
+        ("<output>" + "[" * 100_000 + "</output>", OutputSpec(type="json")),
         ('<output>["a", 1]</output>', OutputSpec(type="json", schema="string[]")),
         (
             '<output>{"n": "x"}</output>',

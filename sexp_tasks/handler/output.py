@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,9 +102,13 @@ def _notes(raw: dict[str, Any]) -> dict[str, Any]:
 def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
     """The parsed JSON and None, or (None | value, violations) when it is not JSON or breaks the schema."""
     try:
-        value = json.loads(strip_fence(content))
+        value = json.loads(strip_fence(content), parse_constant=_no_constant, parse_float=_finite)
     except json.JSONDecodeError as err:
         return None, [f"the output is not JSON: {err.msg} at line {err.lineno} column {err.colno}"]
+    except _NotFinite as err:
+        return None, [f"the output is not JSON: {err} is not a JSON number (JSON has no NaN or Infinity)"]
+    except RecursionError:
+        return None, ["the output is not JSON that can be read: it is nested too deeply"]
     if spec.json_schema is not None:
         return value, _schema_violations(value, spec.json_schema)
     if spec.schema and not _matches_kind(value, spec.schema):
@@ -111,6 +116,21 @@ def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
             f"the output must be {_KIND_TEXT.get(spec.schema, spec.schema)}, not {type_name(value)}"
         ]
     return value, None
+
+
+class _NotFinite(ValueError):
+    """NaN, Infinity or a number too large for a float: Python's json reads them, JSON has none."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text)
+    return value
 
 
 def strip_fence(content: str) -> str:
