@@ -175,6 +175,17 @@ def test_the_fence_stripper_agrees_with_the_fence_pattern(parts: list[str]) -> N
     assert strip_fence(text) == (fenced.group(1) if fenced else text)
 
 
+def test_lone_surrogates_in_a_prompt_and_an_answer_are_replaced(server: LLMServer) -> None:
+    # a raw one in the answer's text (JSON-escaped on the wire) and escaped ones inside its JSON
+    server.script('<output>{"a\\ud83d": ["\\udc00"]}</output><notes><seen>\ud83d</seen></notes>')
+    prompt = TaskPrompt(template="t", instructions="go \ud83d", output=OutputSpec(type="json"))
+    result = run(server, prompt)
+    assert server.requests[0].body["messages"][-1]["content"] == "go \ufffd"
+    assert result.status == COMPLETE and result.parsed_content == {"a\ufffd": ["\ufffd"]}
+    assert result.notes["seen"] == "\ufffd"
+    json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # --json can write it
+
+
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [

@@ -9,7 +9,7 @@ from ..tasks.results import COMPLETE, FAILED, TaskError, TaskResult
 from . import llm, tokens
 from .files import file_block
 from .llm import ModelReply, ProviderError
-from .output import instructions, read_answer
+from .output import instructions, read_answer, well_formed
 from .services import fingerprint
 from .tools import ToolBox
 from .types import HandlerConfig, HandlerServices, TaskPrompt
@@ -112,12 +112,13 @@ class Handler:
     def _run_tool(self, call: dict[str, Any]) -> str:
         """The tool's answer; arguments that are not a JSON object are INVALID_OUTPUT."""
         try:
-            arguments = json.loads(call["arguments"] or "{}")
-        except json.JSONDecodeError as err:
+            arguments = well_formed(json.loads(call["arguments"] or "{}"))
+        except (json.JSONDecodeError, RecursionError) as err:
+            why = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
             raise _Stop(
                 TaskError(
                     "INVALID_OUTPUT",
-                    f"the arguments of tool call {call['name']!r} are not JSON: {err.msg}",
+                    f"the arguments of tool call {call['name']!r} are not JSON: {why}",
                     details={"arguments": call["arguments"][:500]},
                 ),
                 self.partial,

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..secrets import scrub
 from . import llm_workers
+from .output import well_formed
 
 DEFAULT_INPUT_WINDOW = 100_000
 # Where litellm keeps the callbacks a user may register; when all are empty its per-call logging
@@ -127,7 +128,8 @@ def complete(
 ) -> ModelReply:
     """Send one chat completion through litellm; ProviderError when it fails. Safe to call from any thread."""
     litellm = _litellm()
-    options: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout}
+    # A lone surrogate (from a JSON escape in an input) cannot be sent as UTF-8: U+FFFD goes instead.
+    options: dict[str, Any] = {"model": model, "messages": well_formed(messages), "timeout": timeout}
     if num_retries:  # litellm takes a slower path for any num_retries given, 0 included
         options["num_retries"] = num_retries
     if tools:
@@ -266,14 +268,14 @@ def _mock_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> ModelReply:
-    """A ModelReply from a litellm ModelResponse."""
+    """A ModelReply from a litellm ModelResponse; lone surrogates in its text replaced (U+FFFD)."""
     choice = response.choices[0]
     message = choice.message
     calls = [
         {
             "id": call.id or f"call_{i}",
-            "name": call.function.name or "",
-            "arguments": call.function.arguments or "",
+            "name": well_formed(call.function.name or ""),
+            "arguments": well_formed(call.function.arguments or ""),
         }
         for i, call in enumerate(message.tool_calls or [], 1)
     ]
@@ -285,7 +287,7 @@ def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> Mod
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = float(hidden.get("response_cost") or 0.0)
     return ModelReply(
-        content=message.content or "",
+        content=well_formed(message.content or ""),
         tool_calls=calls,
         finish_reason=choice.finish_reason,
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
