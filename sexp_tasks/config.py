@@ -25,6 +25,7 @@ class Settings:
     template_flags: tuple[str, ...] = ()  # from --templates, loaded last
     concurrency: int = 8
     max_turns: int = 10
+    max_tool_calls_per_turn: int = 16
     max_context_window_fraction: float = 0.8
     recursion_limit: int = DEFAULT_RECURSION_LIMIT
     script_timeout: float = 60.0
@@ -46,6 +47,7 @@ _TOML_TYPES: dict[str, tuple[type, ...]] = {
     "templates": (list,),
     "concurrency": (int,),
     "max_turns": (int,),
+    "max_tool_calls_per_turn": (int,),
     "max_context_window_fraction": (float, int),
     "recursion_limit": (int,),
     "script_timeout": (float, int),
@@ -105,6 +107,8 @@ def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
     settings = Settings(**values)
     if settings.recursion_limit < 1:
         raise UsageError("recursion_limit must be at least 1")
+    if settings.max_tool_calls_per_turn < 1:
+        raise UsageError("max_tool_calls_per_turn must be at least 1")
     return replace(settings, warnings=tuple(warnings))
 
 

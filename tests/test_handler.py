@@ -285,6 +285,26 @@ def test_turn_limit_ends_a_runaway_loop(server: LLMServer) -> None:
     assert any(w.startswith("turn") for w in result.notes["warnings"])
 
 
+def test_a_turn_may_ask_for_at_most_max_tool_calls_per_turn(server: LLMServer, workspace: Path) -> None:
+    def writes(count: int) -> Scripted:
+        calls = [{"name": "write_file", "arguments": {"path": f"f{i}", "content": "x"}} for i in range(count)]
+        return Scripted(content="working", tool_calls=calls)
+
+    server.script(writes(16), GOOD, writes(17))
+    assert run(server, tools=("write_file",), workspace=workspace).status == COMPLETE  # 16: the default
+    assert len(list(workspace.iterdir())) == 16
+    for file in workspace.iterdir():
+        file.unlink()
+    result = run(server, tools=("write_file",), workspace=workspace)
+    assert result.status == FAILED and result.error is not None
+    assert (result.error.type, result.error.resource) == ("RESOURCE_EXHAUSTION", "tool_calls")
+    assert "17 tool calls" in result.error.message and "max_tool_calls_per_turn (16)" in result.error.message
+    assert result.error.metrics is not None and result.error.metrics["tool_calls"] == 17
+    assert list(workspace.iterdir()) == [] and result.content == "working"  # none of them ran
+    server.script(writes(3))
+    assert run(server, tools=("write_file",), workspace=workspace, max_tool_calls_per_turn=2).failed
+
+
 def test_context_limit_refused_before_sending(server: LLMServer) -> None:
     prompt = TaskPrompt(template="big", instructions="word " * 5000)
     result = run(server, prompt, max_context_window_fraction=0.01)  # 1,000 of the 100,000 default

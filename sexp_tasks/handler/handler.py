@@ -105,9 +105,21 @@ class Handler:
                 if not reply.content.strip():
                     raise _Stop(TaskError("INVALID_OUTPUT", "the model gave an empty answer"))
                 return reply
+            self._check_tool_calls(len(reply.tool_calls))
             messages.append(self._assistant_message(reply))
             for call in reply.tool_calls:
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": self._run_tool(call)})
+
+    def _check_tool_calls(self, count: int) -> None:
+        """Refuse (before running any) a turn asking for more than max_tool_calls_per_turn tool calls."""
+        limit = self.config.max_tool_calls_per_turn
+        if count > limit:
+            message = (
+                f"the model asked for {count} tool calls in one turn, "
+                f"more than max_tool_calls_per_turn ({limit})"
+            )
+            error = self._exhausted("tool_calls", message, tool_calls=count, max_tool_calls_per_turn=limit)
+            raise _Stop(error, self.partial)
 
     def _run_tool(self, call: dict[str, Any]) -> str:
         """The tool's answer; arguments that are not a JSON object are INVALID_OUTPUT."""
@@ -191,8 +203,9 @@ class Handler:
         if not any(w.startswith(kind) for w in self.warnings):
             self.warnings.append(text)  # the Task System reports notes' warnings once the task ends
 
-    def _exhausted(self, resource: str, message: str) -> TaskError:
-        return TaskError("RESOURCE_EXHAUSTION", message, resource=resource, metrics=self._resources())
+    def _exhausted(self, resource: str, message: str, **metrics: Any) -> TaskError:
+        metrics = self._resources() | metrics
+        return TaskError("RESOURCE_EXHAUSTION", message, resource=resource, metrics=metrics)
 
     def _call(
         self, model: str, template: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None

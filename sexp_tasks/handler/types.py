@@ -51,6 +51,7 @@ class HandlerConfig:
     api_base: str | None = None
     provider: str | None = None
     max_turns: int = 10
+    max_tool_calls_per_turn: int = 16  # more tool calls in one model turn is RESOURCE_EXHAUSTION
     max_context_window_fraction: float = 0.8
     warning_fraction: float = 0.8
     system_prompt: str = BASE_SYSTEM_PROMPT

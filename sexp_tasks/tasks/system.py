@@ -177,6 +177,7 @@ class TaskSystem:
             api_base=self.settings.api_base or os.environ.get("SEXP_API_BASE") or None,
             provider=template.provider,
             max_turns=int(template.limits.get("max_turns", self.settings.max_turns)),
+            max_tool_calls_per_turn=self.settings.max_tool_calls_per_turn,
             max_context_window_fraction=float(
                 template.limits.get("max_context_fraction", self.settings.max_context_window_fraction)
             ),
