@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
+from sexp_tasks.cost import CostBudget
 from sexp_tasks.handler import (
     Cassette,
     Handler,
@@ -303,6 +304,19 @@ def test_a_turn_may_ask_for_at_most_max_tool_calls_per_turn(server: LLMServer, w
     assert list(workspace.iterdir()) == [] and result.content == "working"  # none of them ran
     server.script(writes(3))
     assert run(server, tools=("write_file",), workspace=workspace, max_tool_calls_per_turn=2).failed
+
+
+def test_a_call_reserves_its_cost_with_max_tokens_of_output(server: LLMServer) -> None:
+    budget = CostBudget(0.0001)  # on gpt-4o-mini the prompt costs $0.00001, 100 output tokens $0.00006
+    services = HandlerServices(budget=budget)
+    refused = run(server, services=services, model="openai/gpt-4o-mini", max_tokens=1000)
+    assert refused.error is not None and refused.error.resource == "cost" and server.requests == []
+    assert refused.error.message.startswith("the run has spent $0.00 of its $0.0001 budget; this call")
+    server.script(Scripted(status=400), GOOD)
+    for status in (FAILED, COMPLETE):  # the failed call's reservation was released, not kept
+        assert run(server, services=services, model="openai/gpt-4o-mini", max_tokens=100).status == status
+    assert server.requests[-1].body["max_tokens"] == 100
+    assert 0 < budget.spent < 0.0001 and budget.largest_output == 5
 
 
 def test_context_limit_refused_before_sending(server: LLMServer) -> None:

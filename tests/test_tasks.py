@@ -283,7 +283,7 @@ def test_the_run_cost_budget_refuses_calls_once_spent(cli, workspace: Path) -> N
     code, out, err = cli("eval", "--max-cost", "0", "--model", "mock/demo", program)
     assert code == 1
     assert out == '#<TaskResult FAILED "">\n'
-    assert err.startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $0.0000 of its $0.0000 budget")
+    assert err.startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $0.00 of its $0.00 budget")
 
 
 def test_sexp_toml_sets_max_tool_calls_per_turn(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]

@@ -193,10 +193,6 @@ class Handler:
             self._warn_once(f"context at {self.context_tokens} of {self.context_limit} tokens")
         if self.turns and self.turns + 1 > threshold * self.config.max_turns:
             self._warn_once(f"turn {self.turns + 1} of at most {self.config.max_turns}")
-        if self.turns:  # the first call was let through by the Task System; later ones ask again
-            refusal = self.services.budget_refusal()
-            if refusal is not None:
-                raise _Stop(refusal, self.partial)
 
     def _warn_once(self, text: str) -> None:
         kind = text.split()[0]
@@ -220,7 +216,6 @@ class Handler:
         self.usage["prompt_tokens"] += reply.prompt_tokens
         self.usage["completion_tokens"] += reply.completion_tokens
         self.cost_usd += reply.cost_usd
-        self.services.spend(reply.cost_usd)
         self.latency_ms += reply.latency_ms
         return reply
 
@@ -232,21 +227,41 @@ class Handler:
         key = fingerprint(model, messages, schemas) if cassette else ""
         if cassette is not None and cassette.replaying:
             reply = cassette.replay(key, model)
-        else:
-            mock = None
-            if model.startswith("mock/"):
-                mock = self.mock.next(template, self._uses_output_section)
-            c = self.config
-            try:
-                reply = llm.complete(model, messages, schemas, c.api_base, c.num_retries, c.timeout, mock)
-            except ProviderError as err:
-                raise _Stop(
-                    TaskError("TASK_FAILURE", err.message, reason=err.kind, details={"model": model}),
-                    self.partial,
-                )
-            if cassette is not None:
-                cassette.record(key, model, reply)
+            self.services.budget.spend(reply.cost_usd, reply.completion_tokens)
+            return reply
+        reserved = self._reserve(model)
+        cost, output = 0.0, 0
+        mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
+        c = self.config
+        try:
+            reply = llm.complete(
+                model, messages, schemas, c.api_base, c.num_retries, c.timeout, mock, c.max_tokens
+            )
+            cost, output = reply.cost_usd, reply.completion_tokens
+        except ProviderError as err:
+            raise _Stop(
+                TaskError("TASK_FAILURE", err.message, reason=err.kind, details={"model": model}),
+                self.partial,
+            )
+        finally:
+            self.services.budget.settle(reserved, cost, output)  # the real cost replaces the estimate
+        if cassette is not None:
+            cassette.record(key, model, reply)
         return reply
+
+    def _reserve(self, model: str) -> float:
+        """Reserve this call's estimated cost against the run's budget (SPEC §10.1): its prompt, and
+        output at max_tokens when set, else at the largest output of the run so far; _Stop when the
+        budget cannot hold it."""
+        budget = self.services.budget
+        estimate = 0.0
+        if budget.limit is not None:
+            output = self.config.max_tokens or budget.largest_output
+            estimate = llm.estimate_cost(model, self.context_tokens, output)
+        refusal = budget.reserve(estimate)
+        if refusal is not None:
+            raise _Stop(refusal, self.partial)
+        return estimate
 
     def _resources(self) -> dict[str, Any]:
         return {

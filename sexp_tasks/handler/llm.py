@@ -125,11 +125,14 @@ def complete(
     num_retries: int = 0,
     timeout: float = 600.0,
     mock: MockReply | None = None,
+    max_tokens: int | None = None,
 ) -> ModelReply:
     """Send one chat completion through litellm; ProviderError when it fails. Safe to call from any thread."""
     litellm = _litellm()
     # A lone surrogate (from a JSON escape in an input) cannot be sent as UTF-8: U+FFFD goes instead.
     options: dict[str, Any] = {"model": model, "messages": well_formed(messages), "timeout": timeout}
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
     if num_retries:  # litellm takes a slower path for any num_retries given, 0 included
         options["num_retries"] = num_retries
     if tools:
@@ -164,6 +167,25 @@ def complete(
         raise _translate(litellm, exc) from None
     latency = (time.perf_counter() - started) * 1000
     return _reply(litellm, response, latency, is_mock=mock is not None)
+
+
+def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """What litellm would charge for a call of these sizes to model, in USD; 0 for a mock model or
+    one litellm has no price for (its calls are counted at 0 too)."""
+    if model.startswith("mock/") or model in _unpriced:
+        return 0.0
+    litellm = _litellm()
+    try:
+        prompt, completion = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+    except Exception:  # litellm raises for a model it cannot price: ask once per process
+        _unpriced.add(model)
+        return 0.0
+    return float(prompt) + float(completion)
+
+
+_unpriced: set[str] = set()
 
 
 def transport() -> str:
