@@ -28,6 +28,7 @@ class Settings:
     template_flags: tuple[str, ...] = ()  # from --templates, loaded last
     concurrency: int = 8
     max_turns: int = 10
+    max_tool_calls_per_turn: int = 16
     max_context_window_fraction: float = 0.8
     recursion_limit: int = DEFAULT_RECURSION_LIMIT
     script_timeout: float = 60.0
@@ -49,6 +50,7 @@ _TOML_TYPES: dict[str, tuple[type, ...]] = {
     "templates": (list,),
     "concurrency": (int,),
     "max_turns": (int,),
+    "max_tool_calls_per_turn": (int,),
     "max_context_window_fraction": (float, int),
     "recursion_limit": (int,),
     "script_timeout": (float, int),
@@ -84,6 +86,7 @@ def _finite(test: Callable[[float], bool]) -> Callable[[Any], bool]:
 _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "concurrency": (lambda n: n >= 1, "at least 1"),
     "max_turns": (lambda n: n >= 1, "at least 1"),
+    "max_tool_calls_per_turn": (lambda n: n >= 1, "at least 1"),
     "recursion_limit": (lambda n: n >= 1, "at least 1"),
     "max_depth": (lambda n: n >= 0, "0 or more"),
     "script_timeout": (_finite(lambda s: s > 0), "a positive number of seconds"),

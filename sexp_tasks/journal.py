@@ -32,13 +32,13 @@ def new_run_id() -> str:
 
 
 def program_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def fingerprint(*parts: Any) -> str:
-    """A stable digest of a request's parts (anything JSON can write)."""
+    """A stable digest of a request's parts (anything JSON can write, lone surrogates included)."""
     text = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def site_of(span: Span | None, root: str | None = None) -> str:

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .cost import format_cost
+
 PREVIEW_CHARS = 60
 UNREADABLE = "(unreadable result)"
 BAD = "?"  # what a field holding garbage shows
@@ -69,10 +71,6 @@ def format_duration(seconds: float | None) -> str:
     if minutes < 60:
         return f"{minutes}m{secs:02d}s"
     return f"{minutes // 60}h{minutes % 60:02d}m"
-
-
-def format_cost(usd: float | None) -> str:
-    return f"${float(usd or 0.0):.4f}"
 
 
 def format_time(timestamp: float | None) -> str:
@@ -157,7 +155,7 @@ def format_run_line(summary: dict[str, Any]) -> str:
             f"{summary['status']:<11}",
             f"{steps:>3} step{'' if steps == 1 else 's'}",
             f"{summary['tokens']:>7} tokens",
-            format_cost(summary["cost_usd"]),
+            f"{format_cost(summary['cost_usd']):>9}",
             f"{lasted:>6}",
             summary["program"],
         ]

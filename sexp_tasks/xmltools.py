@@ -129,9 +129,11 @@ def parse_notes(text: str) -> dict[str, Any]:
     return notes
 
 
-_OUTPUT_OPEN = re.compile(r"<output(?:\s[^>]*)?>", re.IGNORECASE)
+# Model answers are untrusted: an opening tag's attributes stop at the next `<`, so that many
+# unclosed `<output ` cannot each scan to the end of the answer (SPEC §10.1: linear time).
+_OUTPUT_OPEN = re.compile(r"<output(?:\s[^<>]*)?>", re.IGNORECASE)
 _OUTPUT_CLOSE = re.compile(r"</output\s*>", re.IGNORECASE)
-_NOTES = re.compile(r"<notes(?:\s[^>]*)?>(.*?)(?:</notes\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_NOTES = re.compile(r"<notes(?:\s[^<>]*)?>(.*?)(?:</notes\s*>|\Z)", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass

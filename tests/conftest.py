@@ -103,3 +103,17 @@ def cli(workspace: Path) -> Cli:
         return run_cli(*args, cwd=workspace, **options)  # type: ignore[arg-type]
 
     return run
+
+
+def run_python(code: str, timeout: float = 60) -> str:
+    """Run `python -c code` with this checkout importable; its stdout (it must exit 0 within timeout)."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
+        timeout=timeout,
+    ).stdout

@@ -358,3 +358,4 @@ def test_the_cost_budget_stops_a_task_between_its_turns(
     assert (result.error.type, result.error.resource) == ("RESOURCE_EXHAUSTION", "cost")
     assert len(server.requests) == 1  # the second turn was refused before it was sent
     assert result.notes["cost_usd"] > 0.001
+    assert result.error.message.startswith("the run has spent $0.01501 of its $0.001 budget")

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import logging
-import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_python
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
 from sexp_tasks.errors import UsageError
+from sexp_tasks.cost import CostBudget
 from sexp_tasks.handler import (
     Cassette,
     Handler,
@@ -23,6 +27,7 @@ from sexp_tasks.handler import (
     ServiceError,
     TaskPrompt,
 )
+from sexp_tasks.handler.output import strip_fence
 from sexp_tasks.tasks.results import COMPLETE, FAILED, TaskResult
 
 CANARY = "sk-canary-7f3a9c2e41b8d605"
@@ -105,6 +110,11 @@ def test_json_output_valid(server: LLMServer) -> None:
     ("answer", "spec"),
     [
         ("<output>not json</output>", OutputSpec(type="json", schema="object")),
+        ('<output>{"x": NaN}</output>', OutputSpec(type="json")),
+        ("<output>[1, Infinity]</output>", OutputSpec(type="json", schema="array")),
+        ("<output>-Infinity</output>", OutputSpec(type="json", schema="number")),
+        ("<output>1e999</output>", OutputSpec(type="json", schema="number")),
+        ("<output>" + "[" * 100_000 + "</output>", OutputSpec(type="json")),
         ('<output>["a", 1]</output>', OutputSpec(type="json", schema="string[]")),
         (
             '<output>{"n": "x"}</output>',
@@ -123,6 +133,59 @@ def test_json_output_invalid_keeps_content(server: LLMServer, answer: str, spec:
     assert result.error.violations and result.content == answer.removeprefix("<output>").removesuffix(
         "</output>"
     )
+
+
+# Answers are read in time linear in their length (SPEC §10.1) ------------------------------------
+
+OLD_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)  # the reference: cubic
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '"```" + " " * 100_000',
+        '"```json" + "\\n" * 100_000 + "x"',
+        '" " * 50_000 + "```" + " \\n" * 25_000 + "```x"',
+        '"<output " * 25_000',
+        '"<notes " * 30_000',
+        '"<output>" + "<notes " * 30_000',
+    ],
+)
+def test_pathological_answers_are_read_at_once(answer: str) -> None:
+    code = (
+        "from sexp_tasks.handler.output import read_answer\n"
+        "from sexp_tasks.handler.types import OutputSpec\n"
+        f"text = {answer}\n"
+        "for spec in (OutputSpec(type='json'), OutputSpec(type='json', disable_reparsing=True)):\n"
+        "    read_answer(text, spec)\n"
+    )
+    run_python(code, timeout=10)  # each took from 40 s to hours
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["```", "`", " ", "\n", "\t", "json", "a-b_1", "{", "}", "[1]", "\u0663", "é", "\u00a0"]
+        ),
+        max_size=12,
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_the_fence_stripper_agrees_with_the_fence_pattern(parts: list[str]) -> None:
+    text = "".join(parts)
+    fenced = OLD_FENCE.match(text)
+    assert strip_fence(text) == (fenced.group(1) if fenced else text)
+
+
+def test_lone_surrogates_in_a_prompt_and_an_answer_are_replaced(server: LLMServer) -> None:
+    # a raw one in the answer's text (JSON-escaped on the wire) and escaped ones inside its JSON
+    server.script('<output>{"a\\ud83d": ["\\udc00"]}</output><notes><seen>\ud83d</seen></notes>')
+    prompt = TaskPrompt(template="t", instructions="go \ud83d", output=OutputSpec(type="json"))
+    result = run(server, prompt)
+    assert server.requests[0].body["messages"][-1]["content"] == "go \ufffd"
+    assert result.status == COMPLETE and result.parsed_content == {"a\ufffd": ["\ufffd"]}
+    assert result.notes["seen"] == "\ufffd"
+    json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # --json can write it
 
 
 @pytest.mark.parametrize(
@@ -222,6 +285,39 @@ def test_turn_limit_ends_a_runaway_loop(server: LLMServer) -> None:
     assert result.error.metrics == result.notes["resources"] and result.error.metrics["turns"] == 3
     assert len(server.requests) == 3 and result.content == "thinking"
     assert any(w.startswith("turn") for w in result.notes["warnings"])
+
+
+def test_a_turn_may_ask_for_at_most_max_tool_calls_per_turn(server: LLMServer, workspace: Path) -> None:
+    def writes(count: int) -> Scripted:
+        calls = [{"name": "write_file", "arguments": {"path": f"f{i}", "content": "x"}} for i in range(count)]
+        return Scripted(content="working", tool_calls=calls)
+
+    server.script(writes(16), GOOD, writes(17))
+    assert run(server, tools=("write_file",), workspace=workspace).status == COMPLETE  # 16: the default
+    assert len(list(workspace.iterdir())) == 16
+    for file in workspace.iterdir():
+        file.unlink()
+    result = run(server, tools=("write_file",), workspace=workspace)
+    assert result.status == FAILED and result.error is not None
+    assert (result.error.type, result.error.resource) == ("RESOURCE_EXHAUSTION", "tool_calls")
+    assert "17 tool calls" in result.error.message and "max_tool_calls_per_turn (16)" in result.error.message
+    assert result.error.metrics is not None and result.error.metrics["tool_calls"] == 17
+    assert list(workspace.iterdir()) == [] and result.content == "working"  # none of them ran
+    server.script(writes(3))
+    assert run(server, tools=("write_file",), workspace=workspace, max_tool_calls_per_turn=2).failed
+
+
+def test_a_call_reserves_its_cost_with_max_tokens_of_output(server: LLMServer) -> None:
+    budget = CostBudget(0.0001)  # on gpt-4o-mini the prompt costs $0.00001, 100 output tokens $0.00006
+    services = HandlerServices(budget=budget)
+    refused = run(server, services=services, model="openai/gpt-4o-mini", max_tokens=1000)
+    assert refused.error is not None and refused.error.resource == "cost" and server.requests == []
+    assert refused.error.message.startswith("the run has spent $0.00 of its $0.0001 budget; this call")
+    server.script(Scripted(status=400), GOOD)
+    for status in (FAILED, COMPLETE):  # the failed call's reservation was released, not kept
+        assert run(server, services=services, model="openai/gpt-4o-mini", max_tokens=100).status == status
+    assert server.requests[-1].body["max_tokens"] == 100
+    assert 0 < budget.spent < 0.0001 and budget.largest_output == 5
 
 
 def test_context_limit_refused_before_sending(server: LLMServer) -> None:
@@ -349,24 +445,12 @@ def test_replay_missing_cassette(workspace: Path) -> None:
 
 
 def test_no_model_call_no_litellm() -> None:
-    import subprocess
-    import sys
-
     code = (
         "import sys; from sexp_tasks.handler import Handler, HandlerConfig, HandlerServices; "
         "from sexp_tasks.handler.output import read_answer; "
         "print('litellm' in sys.modules, 'tiktoken' in sys.modules)"
     )
-    root = Path(__file__).resolve().parent.parent
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(root)},
-        check=True,
-    ).stdout
-    assert out.split() == ["False", "False"]
+    assert run_python(code).split() == ["False", "False"]
 
 
 def test_ask_user_counts_as_a_turn() -> None:

@@ -6,6 +6,7 @@ import builtins
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,10 @@ from typing import Any
 
 import pexpect
 import pytest
+from conftest import run_python
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
 from sexp_tasks.config import Settings
 from sexp_tasks.memory import MemorySystem, RelevantFile, index_path, indexer, relevant_files
@@ -316,6 +321,39 @@ def test_describe_reads_each_kind_of_file() -> None:
     assert plain.summary == "Remember the milk" and plain.headings == ()
     long = describe("long.md", "word " * 200)
     assert len(long.summary) <= 200 and long.summary.endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("a.md", '"# a" + " " * 100_000 + "b"'),
+        ("a.sexp", '"\\n" * 100_000'),
+        ("a.xml", '"<task " * 15_000'),
+        ("a.xml", '"<description>" * 8_000'),
+        ("a.xml", '"<description>a" + " " * 100_000 + "b</description>"'),
+        ("a.xml", '"<!--" * 25_000'),
+        ("a.toml", '"[" * 100_000'),
+        ("a.toml", '"\\n" * 100_000'),
+        ("a.toml", '"description = a" + " " * 100_000 + "b"'),
+        ("a.yaml", '"a" + " \\n" * 50_000'),
+        ("a.js", '"static\\n" * 15_000'),
+        ("a.js", '"\\n" * 100_000'),
+    ],
+)
+def test_pathological_files_are_described_at_once(path: str, text: str) -> None:
+    code = f"from sexp_tasks.memory.extract import describe\ndescribe({path!r}, {text})\n"
+    run_python(code, timeout=10)  # each took from seconds to hours
+
+
+OLD_ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$")  # the reference: cubic in a line's length
+
+
+@given(st.lists(st.sampled_from(["#", " ", "\t", "a", "C#", "\u00a0", "##", "b c"]), max_size=10))
+@examples(max_examples=300, deadline=None)
+def test_markdown_headings_agree_with_the_heading_pattern(parts: list[str]) -> None:
+    line = "".join(parts)
+    heading = OLD_ATX.match(line)
+    assert describe("a.md", line).headings == ((heading.group(2),) if heading else ())
 
 
 # Ranking -----------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import pexpect
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from llm_server import LLMServer, Scripted
 
 from sexp_tasks.config import Settings
 from sexp_tasks.deepstack import run_with_deep_stack
@@ -400,17 +401,73 @@ def test_tasks_over_real_http_keep_order_and_the_bound(echo_server: EchoServer, 
     assert all(v.notes["cost_usd"] > 0 for v in values)  # litellm priced the usage the server reported
 
 
-def test_the_cost_budget_holds_across_concurrent_calls(echo_server: EchoServer, workspace: Path) -> None:
-    rt = make_runtime(
-        workspace, model="openai/gpt-4o-mini", api_base=echo_server.base_url, max_cost_usd=0.000001
-    )
-    values = evaluate(rt, f"(progn {ECHO} (pmap echo (range 12) :concurrency 3))")
-    paid = [v for v in values if v.status == COMPLETE]
-    refused = [v for v in values if v.status == FAILED]
-    # Calls already in flight when the budget ran out finish; no call starts after it.
-    assert 1 <= len(paid) == echo_server.requests <= 3
-    assert len(refused) == 12 - len(paid)
-    assert {(v.error.type, v.error.resource) for v in refused} == {("RESOURCE_EXHAUSTION", "cost")}
+@pytest.fixture
+def priced(monkeypatch: pytest.MonkeyPatch, workspace: Path) -> Iterator[Priced]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-pmap-test")
+    server = LLMServer().start()
+    yield Priced(server, workspace)
+    server.stop()
+
+
+class Priced:
+    """The local server answering echo calls as a priced model would, with usage that matches the
+    prompt (as a provider counts it) and OUTPUT tokens of answer: each call's real cost is known."""
+
+    MODEL = "openai/gpt-4o-mini"
+    OUTPUT = 10
+
+    def __init__(self, server: LLMServer, workspace: Path) -> None:
+        import litellm
+
+        from sexp_tasks.handler import tokens
+
+        self.server = server
+        self.workspace = workspace
+        server.script("<output>calibrated</output>")
+        evaluate(self.runtime(), f"(progn {ECHO} (echo 10))")
+        prompt = tokens.count_messages(server.requests.pop().body["messages"])
+        server.script(
+            Scripted(
+                "<output>echo</output>",
+                usage={"prompt_tokens": prompt, "completion_tokens": self.OUTPUT},
+                delay=0.3,
+            )
+        )
+        self.prompt_cost, self.output_cost = litellm.cost_per_token(
+            model=self.MODEL, prompt_tokens=prompt, completion_tokens=self.OUTPUT
+        )
+
+    def runtime(self, **options: Any) -> Runtime:
+        return make_runtime(self.workspace, model=self.MODEL, api_base=self.server.base_url, **options)
+
+    def run(self, budget: float, program: str) -> tuple[list[TaskResult], list[TaskResult], float]:
+        """The paid and the refused results of program under the budget, and what was spent."""
+        values = evaluate(self.runtime(max_cost_usd=budget), f"(progn {ECHO} {program})")
+        paid = [v for v in values if v.status == COMPLETE]
+        refused = [v for v in values if v.status == FAILED]
+        assert len(paid) + len(refused) == len(values) and len(paid) == len(self.server.requests)
+        assert {(v.error.type, v.error.resource) for v in refused} == {("RESOURCE_EXHAUSTION", "cost")}
+        return paid, refused, sum(v.notes["cost_usd"] for v in paid)
+
+
+def test_the_cost_budget_holds_across_concurrent_calls(priced: Priced) -> None:
+    # Each call reserves its estimated cost before it is sent: 32 calls in flight at once pass the
+    # budget only by what their outputs cost beyond the estimates (the first ones see no output
+    # yet), where every call used to pass before any cost was counted (27 times the budget).
+    budget = 0.00005
+    paid, refused, spent = priced.run(budget, "(pmap echo (range 64) :concurrency 32)")
+    assert len(paid) >= 2 and len(refused) >= 32
+    assert spent <= budget + len(paid) * priced.output_cost + 1e-12
+    assert "of its $0.00005 budget" in refused[-1].error.message  # type: ignore[union-attr]
+
+
+def test_a_call_reserves_the_largest_output_seen_so_far(priced: Priced) -> None:
+    # Room for two calls and the prompt of a third: the third reserves the output the others
+    # gave as well, so it is refused instead of passing the budget.
+    cost = priced.prompt_cost + priced.output_cost
+    budget = 2 * cost + (priced.prompt_cost + cost) / 2
+    paid, refused, spent = priced.run(budget, "(map echo (range 4))")
+    assert (len(paid), len(refused)) == (2, 2) and spent <= budget
 
 
 # Ctrl-C -----------------------------------------------------------------------------------------

@@ -78,6 +78,24 @@ def test_a_changed_input_changes_the_request_fingerprint(cli: Cli, workspace: Pa
     assert first[0] != second[0]
 
 
+def test_a_lone_surrogate_in_a_task_input_is_fingerprinted(cli: Cli, workspace: Path) -> None:
+    # json-parse makes the lone surrogate (the reader refuses one spelled in a string)
+    write(workspace / "p.sexp", GREET + '(task-content (greet (json-parse "\\"\\\\ud83d\\"")))\n')
+    assert cli("run", "p.sexp") == (0, '"mock response 1 for greet"\n', "")
+    [step] = rows(workspace, "SELECT * FROM steps WHERE kind = 'task'")
+    assert step["status"] == "COMPLETE" and len(step["fingerprint"]) == 32
+
+
+def test_a_lone_surrogate_in_an_answer_is_replaced_before_it_is_kept(cli: Cli, workspace: Path) -> None:
+    write(workspace / "replies.json", json.dumps(["<output>half \ud83d a pair</output>"]))
+    write(workspace / "p.sexp", GREET + '(greet "bob")\n')
+    code, out, err = cli("run", "p.sexp", "--json", "--mock-responses", "replies.json")
+    assert (code, err) == (0, "") and json.loads(out)["content"] == "half \ufffd a pair"
+    [run] = rows(workspace, "SELECT id FROM runs")
+    code, out, err = cli("trace", run["id"], "--json")
+    assert (code, err) == (0, "") and "half \ufffd a pair" in json.loads(out)["steps"][0]["preview"]
+
+
 def test_a_failed_final_value_and_a_raised_error_mark_the_run_failed(cli: Cli, workspace: Path) -> None:
     write(workspace / "bad.sexp", GREET + "(greet)\n")
     assert cli("run", "bad.sexp")[0] == 1

@@ -17,12 +17,12 @@ import pytest
 from conftest import ROOT, Cli
 
 from sexp_tasks.store import Store
-from sexp_tasks.trace import format_duration, format_trace, result_preview, step_tree, trace_json
+from sexp_tasks.trace import format_cost, format_duration, format_trace, result_preview, step_tree, trace_json
 
 GREET = '(defatom greet (params (who str)) (instructions "Say hi to {{who}}"))\n'
 RUN_LINE = re.compile(
     r"^(?P<id>[0-9a-f]{12})  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (?P<status>\w+) +(?P<steps>\d+) steps?"
-    r" +(?P<tokens>\d+) tokens  \$(?P<cost>\d+\.\d{4})  +(?P<time>\S+)  (?P<program>.+)$"
+    r" +(?P<tokens>\d+) tokens +\$(?P<cost>\d+\.\d+)  +(?P<time>\S+)  (?P<program>.+)$"
 )
 
 
@@ -87,7 +87,7 @@ def test_trace_shows_the_tree_of_steps(cli: Cli, workspace: Path) -> None:
     assert len(steps) == 2 and steps[0].startswith("├─ ") and steps[1].startswith("└─ ")
     for n, line in enumerate(steps, start=1):
         assert "task greet  COMPLETE  " in line
-        assert re.search(r"  \d+ tokens \(\d+ in, \d+ out\)  \$0\.0000  [0-9.hm]+s?  ", line), line
+        assert re.search(r"  \d+ tokens \(\d+ in, \d+ out\)  \$0\.00  [0-9.hm]+s?  ", line), line
         assert f"p.sexp:2:14#{n}" in line
         assert line.endswith(f'"mock response {n} for greet"')
 
@@ -257,7 +257,7 @@ def test_steps_nest_under_their_parents_in_order() -> None:
     ]
     lines = format_trace(RUN, list(reversed(rows))).splitlines()
     assert lines[0].startswith("run 0123456789ab") and "5 steps" in lines[0] and "75 tokens" in lines[0]
-    assert "$0.0050" in lines[0] and "10.0s" in lines[0]
+    assert " $0.005 " in lines[0] and "10.0s" in lines[0]
     assert [line.split("  COMPLETE")[0] for line in lines[1:]] == [
         "├─ task outer",
         "│  ├─ tool tool",
@@ -311,6 +311,24 @@ def test_unfinished_steps_and_runs() -> None:
 )
 def test_durations(seconds: float | None, text: str) -> None:
     assert format_duration(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("usd", "text"),
+    [
+        (None, "$0.00"),
+        (0.0, "$0.00"),
+        (6.5e-05, "$0.000065"),  # spent, then its budget: they were both `$0.0001`
+        (5e-05, "$0.00005"),
+        (0.005, "$0.005"),
+        (0.0123456, "$0.01235"),
+        (0.99999, "$1.00"),
+        (1.23456, "$1.235"),
+        (1234.5, "$1234.50"),
+    ],
+)
+def test_costs_keep_four_significant_digits(usd: float | None, text: str) -> None:
+    assert format_cost(usd) == text
 
 
 def test_result_previews() -> None:

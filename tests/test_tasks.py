@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -527,6 +528,19 @@ def test_the_run_cost_budget_refuses_calls_once_spent(workspace: Path) -> None:
     result = runtime.run_source(program)
     assert to_repr(result) == '#<TaskResult FAILED "">'
     assert result.failure_line().startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $")
+
+
+def test_sexp_toml_sets_max_tool_calls_per_turn(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    calls = [{"name": "list_files", "arguments": {}}] * 3
+    replies = [{"content": "", "tool_calls": calls}, "<output>done</output>"]
+    (workspace / "replies.json").write_text(json.dumps(replies))
+    (workspace / "sexp.toml").write_text("max_tool_calls_per_turn = 2\n")
+    program = '(progn (defatom t (instructions "Look") (tools list_files)) (t))'
+    code, out, err = cli("eval", "--model", "mock/demo", "--mock-responses", "replies.json", program)
+    assert (code, out) == (1, '#<TaskResult FAILED "">\n')
+    assert err.startswith("error: RESOURCE_EXHAUSTION tool_calls: the model asked for 3 tool calls in one")
+    (workspace / "sexp.toml").write_text("max_tool_calls_per_turn = 3\n")
+    assert cli("eval", "--model", "mock/demo", "--mock-responses", "replies.json", program)[0] == 0
 
 
 def test_unscripted_mock_replies_count_calls_and_warn_of_nothing(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]

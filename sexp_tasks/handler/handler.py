@@ -9,7 +9,7 @@ from ..tasks.results import COMPLETE, FAILED, TaskError, TaskResult
 from . import llm, tokens
 from .files import file_block
 from .llm import ModelReply, ProviderError
-from .output import instructions, read_answer
+from .output import instructions, read_answer, well_formed
 from .services import fingerprint
 from .tools import ToolBox
 from .types import HandlerConfig, HandlerServices, TaskPrompt
@@ -105,19 +105,32 @@ class Handler:
                 if not reply.content.strip():
                     raise _Stop(TaskError("INVALID_OUTPUT", "the model gave an empty answer"))
                 return reply
+            self._check_tool_calls(len(reply.tool_calls))
             messages.append(self._assistant_message(reply))
             for call in reply.tool_calls:
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": self._run_tool(call)})
 
+    def _check_tool_calls(self, count: int) -> None:
+        """Refuse (before running any) a turn asking for more than max_tool_calls_per_turn tool calls."""
+        limit = self.config.max_tool_calls_per_turn
+        if count > limit:
+            message = (
+                f"the model asked for {count} tool calls in one turn, "
+                f"more than max_tool_calls_per_turn ({limit})"
+            )
+            error = self._exhausted("tool_calls", message, tool_calls=count, max_tool_calls_per_turn=limit)
+            raise _Stop(error, self.partial)
+
     def _run_tool(self, call: dict[str, Any]) -> str:
         """The tool's answer; arguments that are not a JSON object are INVALID_OUTPUT."""
         try:
-            arguments = json.loads(call["arguments"] or "{}")
-        except json.JSONDecodeError as err:
+            arguments = well_formed(json.loads(call["arguments"] or "{}"))
+        except (json.JSONDecodeError, RecursionError) as err:
+            why = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
             raise _Stop(
                 TaskError(
                     "INVALID_OUTPUT",
-                    f"the arguments of tool call {call['name']!r} are not JSON: {err.msg}",
+                    f"the arguments of tool call {call['name']!r} are not JSON: {why}",
                     details={"arguments": call["arguments"][:500]},
                 ),
                 self.partial,
@@ -180,18 +193,15 @@ class Handler:
             self._warn_once(f"context at {self.context_tokens} of {self.context_limit} tokens")
         if self.turns and self.turns + 1 > threshold * self.config.max_turns:
             self._warn_once(f"turn {self.turns + 1} of at most {self.config.max_turns}")
-        if self.turns:  # the first call was let through by the Task System; later ones ask again
-            refusal = self.services.budget_refusal()
-            if refusal is not None:
-                raise _Stop(refusal, self.partial)
 
     def _warn_once(self, text: str) -> None:
         kind = text.split()[0]
         if not any(w.startswith(kind) for w in self.warnings):
             self.warnings.append(text)  # the Task System reports notes' warnings once the task ends
 
-    def _exhausted(self, resource: str, message: str) -> TaskError:
-        return TaskError("RESOURCE_EXHAUSTION", message, resource=resource, metrics=self._resources())
+    def _exhausted(self, resource: str, message: str, **metrics: Any) -> TaskError:
+        metrics = self._resources() | metrics
+        return TaskError("RESOURCE_EXHAUSTION", message, resource=resource, metrics=metrics)
 
     def _call(
         self, model: str, template: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
@@ -206,7 +216,6 @@ class Handler:
         self.usage["prompt_tokens"] += reply.prompt_tokens
         self.usage["completion_tokens"] += reply.completion_tokens
         self.cost_usd += reply.cost_usd
-        self.services.spend(reply.cost_usd)
         self.latency_ms += reply.latency_ms
         return reply
 
@@ -218,21 +227,41 @@ class Handler:
         key = fingerprint(model, messages, schemas) if cassette else ""
         if cassette is not None and cassette.replaying:
             reply = cassette.replay(key, model)
-        else:
-            mock = None
-            if model.startswith("mock/"):
-                mock = self.mock.next(template, self._uses_output_section)
-            c = self.config
-            try:
-                reply = llm.complete(model, messages, schemas, c.api_base, c.num_retries, c.timeout, mock)
-            except ProviderError as err:
-                raise _Stop(
-                    TaskError("TASK_FAILURE", err.message, reason=err.kind, details={"model": model}),
-                    self.partial,
-                )
-            if cassette is not None:
-                cassette.record(key, model, reply)
+            self.services.budget.spend(reply.cost_usd, reply.completion_tokens)
+            return reply
+        reserved = self._reserve(model)
+        cost, output = 0.0, 0
+        mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
+        c = self.config
+        try:
+            reply = llm.complete(
+                model, messages, schemas, c.api_base, c.num_retries, c.timeout, mock, c.max_tokens
+            )
+            cost, output = reply.cost_usd, reply.completion_tokens
+        except ProviderError as err:
+            raise _Stop(
+                TaskError("TASK_FAILURE", err.message, reason=err.kind, details={"model": model}),
+                self.partial,
+            )
+        finally:
+            self.services.budget.settle(reserved, cost, output)  # the real cost replaces the estimate
+        if cassette is not None:
+            cassette.record(key, model, reply)
         return reply
+
+    def _reserve(self, model: str) -> float:
+        """Reserve this call's estimated cost against the run's budget (SPEC §10.1): its prompt, and
+        output at max_tokens when set, else at the largest output of the run so far; _Stop when the
+        budget cannot hold it."""
+        budget = self.services.budget
+        estimate = 0.0
+        if budget.limit is not None:
+            output = self.config.max_tokens or budget.largest_output
+            estimate = llm.estimate_cost(model, self.context_tokens, output)
+        refusal = budget.reserve(estimate)
+        if refusal is not None:
+            raise _Stop(refusal, self.partial)
+        return estimate
 
     def _resources(self) -> dict[str, Any]:
         return {

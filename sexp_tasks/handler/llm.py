@@ -15,6 +15,7 @@ from typing import Any
 
 from ..secrets import scrub
 from . import llm_workers
+from .output import well_formed
 
 DEFAULT_INPUT_WINDOW = 100_000
 # Where litellm keeps the callbacks a user may register; when all are empty its per-call logging
@@ -124,10 +125,14 @@ def complete(
     num_retries: int = 0,
     timeout: float = 600.0,
     mock: MockReply | None = None,
+    max_tokens: int | None = None,
 ) -> ModelReply:
     """Send one chat completion through litellm; ProviderError when it fails. Safe to call from any thread."""
     litellm = _litellm()
-    options: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout}
+    # A lone surrogate (from a JSON escape in an input) cannot be sent as UTF-8: U+FFFD goes instead.
+    options: dict[str, Any] = {"model": model, "messages": well_formed(messages), "timeout": timeout}
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
     if num_retries:  # litellm takes a slower path for any num_retries given, 0 included
         options["num_retries"] = num_retries
     if tools:
@@ -162,6 +167,25 @@ def complete(
         raise _translate(litellm, exc) from None
     latency = (time.perf_counter() - started) * 1000
     return _reply(litellm, response, latency, is_mock=mock is not None)
+
+
+def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """What litellm would charge for a call of these sizes to model, in USD; 0 for a mock model or
+    one litellm has no price for (its calls are counted at 0 too)."""
+    if model.startswith("mock/") or model in _unpriced:
+        return 0.0
+    litellm = _litellm()
+    try:
+        prompt, completion = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+    except Exception:  # litellm raises for a model it cannot price: ask once per process
+        _unpriced.add(model)
+        return 0.0
+    return float(prompt) + float(completion)
+
+
+_unpriced: set[str] = set()
 
 
 def transport() -> str:
@@ -266,14 +290,14 @@ def _mock_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> ModelReply:
-    """A ModelReply from a litellm ModelResponse."""
+    """A ModelReply from a litellm ModelResponse; lone surrogates in its text replaced (U+FFFD)."""
     choice = response.choices[0]
     message = choice.message
     calls = [
         {
             "id": call.id or f"call_{i}",
-            "name": call.function.name or "",
-            "arguments": call.function.arguments or "",
+            "name": well_formed(call.function.name or ""),
+            "arguments": well_formed(call.function.arguments or ""),
         }
         for i, call in enumerate(message.tool_calls or [], 1)
     ]
@@ -285,7 +309,7 @@ def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> Mod
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = float(hidden.get("response_cost") or 0.0)
     return ModelReply(
-        content=message.content or "",
+        content=well_formed(message.content or ""),
         tool_calls=calls,
         finish_reason=choice.finish_reason,
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),

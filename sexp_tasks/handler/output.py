@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,7 +11,6 @@ from typing import Any
 from ..xmltools import Answer, split_answer
 from .types import OutputSpec
 
-_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 _PLAIN = r"[^<&\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*"
 _PLAIN_NOTE = re.compile(rf"<([A-Za-z_][\w.-]*)>({_PLAIN})</\1>")
 _PLAIN_ANSWER = re.compile(
@@ -101,12 +101,17 @@ def _notes(raw: dict[str, Any]) -> dict[str, Any]:
 
 def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
     """The parsed JSON and None, or (None | value, violations) when it is not JSON or breaks the schema."""
-    fenced = _FENCE.match(content)
-    text = fenced.group(1) if fenced else content
+    text = strip_fence(content)
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        if _MAY_HOLD_SURROGATE.search(text):  # a \ud83d escape is a lone surrogate once parsed
+            value = well_formed(value)
     except json.JSONDecodeError as err:
         return None, [f"the output is not JSON: {err.msg} at line {err.lineno} column {err.colno}"]
+    except _NotFinite as err:
+        return None, [f"the output is not JSON: {err} is not a JSON number (JSON has no NaN or Infinity)"]
+    except RecursionError:
+        return None, ["the output is not JSON that can be read: it is nested too deeply"]
     if spec.json_schema is not None:
         return value, _schema_violations(value, spec.json_schema)
     if spec.schema and not _matches_kind(value, spec.schema):
@@ -114,6 +119,52 @@ def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
             f"the output must be {_KIND_TEXT.get(spec.schema, spec.schema)}, not {type_name(value)}"
         ]
     return value, None
+
+
+class _NotFinite(ValueError):
+    """NaN, Infinity or a number too large for a float: Python's json reads them, JSON has none."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text)
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAY_HOLD_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+
+
+def well_formed(value: Any) -> Any:
+    """value with every lone surrogate in its strings (keys included) replaced by U+FFFD: a model's
+    answer may hold one (a JSON escape), and no UTF-8 output or store can take it (SPEC §10.1)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [well_formed(item) for item in value]
+    if isinstance(value, dict):
+        return {well_formed(key): well_formed(item) for key, item in value.items()}
+    return value
+
+
+def strip_fence(content: str) -> str:
+    """The text inside a code fence around the whole content (```json ... ```), stripped; else content.
+
+    The fence opens with ``` and an optional info word, and closes with the last ``` of the content.
+    A scan, not a pattern: the answer is untrusted and this runs in time linear in it (SPEC §10.1)."""
+    text = content.lstrip()
+    if not text.startswith("```"):
+        return content
+    start = 3
+    while start < len(text) and (text[start].isalnum() or text[start] in "_-"):
+        start += 1  # the info word, e.g. json
+    rest = text[start:].rstrip()
+    return rest[:-3].strip() if rest.endswith("```") else content
 
 
 def _matches_kind(value: Any, kind: str) -> bool:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..cost import CostBudget
+
 if TYPE_CHECKING:
     from .services import Cassette, MockScript
 
@@ -51,6 +53,8 @@ class HandlerConfig:
     api_base: str | None = None
     provider: str | None = None
     max_turns: int = 10
+    max_tool_calls_per_turn: int = 16  # more tool calls in one model turn is RESOURCE_EXHAUSTION
+    max_tokens: int | None = None  # the output limit sent with each call, when set; bounds its cost
     max_context_window_fraction: float = 0.8
     warning_fraction: float = 0.8
     system_prompt: str = BASE_SYSTEM_PROMPT
@@ -75,9 +79,8 @@ class HandlerServices:
     record_tool: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = None
     # Makes a model call (model, messages, tool schemas, send) as a journaled turn; its ModelReply.
     record_turn: Callable[[str, list[dict[str, Any]], Any, Callable[[], Any]], Any] | None = None
-    # The run's cost budget: each call's cost is counted, and a refusal (a TaskError) stops the next.
-    spend: Callable[[float], None] = field(default=lambda cost: None)
-    budget_refusal: Callable[[], Any] = field(default=lambda: None)
+    # The run's cost budget: each call reserves its estimated cost before it is sent.
+    budget: CostBudget = field(default_factory=CostBudget)
 
 
 def _services() -> Any:

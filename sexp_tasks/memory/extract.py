@@ -3,6 +3,11 @@
 Markdown and reStructuredText give headings; Python gives its docstring and def/class names (read
 with `ast`); Lisp, XML templates, config files and C-like languages give their definitions or
 sections by pattern. Every other text file still gets a summary from its first meaningful lines.
+
+Files are untrusted text, so every pattern here runs in time linear in the text (SPEC §10.1): none
+scans on from each of many starting points to the far end of the text (a `^\\s*` under re.M over
+blank lines, a `[^>]*` or a lazy `.*?` whose end never comes), nor tries many ways to split one run
+of characters (`(.+?)\\s*#*\\s*$`); what would need that is plain string code.
 """
 
 from __future__ import annotations
@@ -62,7 +67,7 @@ def _python(text: str) -> tuple[str, list[str]]:
     return _first_paragraph(docstring) or _leading_comment(text), headings
 
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_ATX_OPEN = re.compile(r" {0,3}(#{1,6})(\s+)")
 _UNDERLINE = re.compile(r"^(=+|-+|~+|\^+|\*+)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -78,9 +83,9 @@ def _markup(text: str) -> tuple[str, list[str]]:
             continue
         if fenced:
             continue
-        atx = _ATX.match(line)
-        if atx:
-            headings.append(atx.group(2))
+        title = _atx_title(line)
+        if title is not None:
+            headings.append(title)
         elif i and _UNDERLINE.match(line) and lines[i - 1].strip() and len(line.strip()) >= 3:
             previous = lines[i - 1].strip()
             if not _UNDERLINE.match(previous):
@@ -88,8 +93,20 @@ def _markup(text: str) -> tuple[str, list[str]]:
     return _first_prose_paragraph(lines), headings
 
 
+def _atx_title(line: str) -> str | None:
+    """The title of an ATX heading line (`## Title ##`), else None: the text after the opening
+    hashes without the closing ones and the spaces around them (at least one character)."""
+    opening = _ATX_OPEN.match(line)
+    if opening is None:
+        return None
+    rest = line[opening.end() :]
+    if not rest:  # only spaces after the hashes: the title is the last of them
+        return line[-1] if len(opening.group(2)) > 1 else None
+    return rest.rstrip().rstrip("#").rstrip() or rest[0]
+
+
 _LISP_DEFINITION = re.compile(
-    r"^\s*\((?:define|defun|defmacro|defatom|defvar|defn|def)\s+\(?([^\s()]+)", re.M
+    r"^[ \t]*\((?:define|defun|defmacro|defatom|defvar|defn|def)\s+\(?([^\s()]+)", re.M
 )
 
 
@@ -97,30 +114,51 @@ def _lisp(text: str) -> tuple[str, list[str]]:
     return _leading_comment(text), [m.group(1) for m in _LISP_DEFINITION.finditer(text)]
 
 
-_TASK_NAME = re.compile(r"<task\b[^>]*\bname\s*=\s*[\"']([^\"']+)")
+_TASK_NAME = re.compile(r"<task\b[^<>]*\bname\s*=\s*[\"']([^\"']+)")
 _NAME_ATTRIBUTE = re.compile(r"\bname\s*=\s*[\"']([^\"']+)")
-_DESCRIPTION = re.compile(r"<description>\s*(.*?)\s*</description>", re.S)
-_XML_COMMENT = re.compile(r"<!--(.*?)-->", re.S)
 _XML_ELEMENT = re.compile(r"<([A-Za-z_][\w.:-]*)")
 
 
 def _xml(text: str) -> tuple[str, list[str]]:
     """A task template's description and name; else the first comment and the names declared."""
-    described = _DESCRIPTION.search(text) or _XML_COMMENT.search(text)
+    described = _between(text, "<description>", "</description>")
+    if described is None:
+        described = _between(text, "<!--", "-->")
     names = _TASK_NAME.findall(text) or _NAME_ATTRIBUTE.findall(text) or _XML_ELEMENT.findall(text)
-    return (described.group(1) if described else ""), list(dict.fromkeys(names))[:MAX_HEADINGS]
+    return (described or "").strip(), list(dict.fromkeys(names))[:MAX_HEADINGS]
 
 
-_SECTION = re.compile(r"^\s*\[+([^\]\n]+)\]+\s*$", re.M)
-_TOP_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:", re.M)
+def _between(text: str, opening: str, closing: str) -> str | None:
+    """The text between the first opening and the first closing after it; None without both."""
+    start = text.find(opening)
+    end = text.find(closing, start + len(opening)) if start >= 0 else -1
+    return text[start + len(opening) : end] if end >= 0 else None
 
 
-_DESCRIPTION_KEY = re.compile(r"^\s*description\s*[=:]\s*[\"']?(.+?)[\"']?\s*$", re.M)
+_SECTION = re.compile(r"\[+([^\[\]]+)\]+")
+_TOP_KEY = re.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:", re.M)
+_DESCRIPTION_KEY = re.compile(r"description[ \t]*[=:]")
 
 
 def _config(text: str) -> tuple[str, list[str]]:
-    described = _DESCRIPTION_KEY.search(text)
-    return (described.group(1) if described else _leading_comment(text)), _SECTION.findall(text)
+    """The first `description = ...` value, else the leading comment; the `[section]` names."""
+    described = ""
+    sections: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        section = _SECTION.fullmatch(line)
+        key = _DESCRIPTION_KEY.match(line)
+        if section:
+            sections.append(section.group(1))
+        elif key and not described:
+            described = _unquoted(line[key.end() :].strip())
+    return described or _leading_comment(text), sections
+
+
+def _unquoted(value: str) -> str:
+    """value without one quote at either end."""
+    value = value[1:] if value.startswith(("'", '"')) else value
+    return (value[:-1] if value.endswith(("'", '"')) else value).strip()
 
 
 def _yaml(text: str) -> tuple[str, list[str]]:
@@ -128,8 +166,8 @@ def _yaml(text: str) -> tuple[str, list[str]]:
 
 
 _DEFINITION = re.compile(
-    r"^\s*(?:export\s+|pub(?:\(\w+\))?\s+|public\s+|private\s+|protected\s+|static\s+|async\s+|abstract\s+)*"
-    r"(function|class|def|fn|func|struct|enum|trait|interface|impl|type|module|object|record)\s+"
+    r"^[ \t]*(?:(?:export|pub(?:\(\w+\))?|public|private|protected|static|async|abstract)[ \t]+)*"
+    r"(function|class|def|fn|func|struct|enum|trait|interface|impl|type|module|object|record)[ \t]+"
     r"\*?([A-Za-z_$][\w$]*)",
     re.M,
 )
@@ -224,7 +262,7 @@ def _first_prose_paragraph(lines: list[str]) -> str:
         skip = (
             fenced
             or not stripped
-            or _ATX.match(line) is not None
+            or _atx_title(line) is not None
             or _UNDERLINE.match(stripped) is not None
             or (_UNDERLINE.match(following.strip()) is not None and len(following.strip()) >= 3)
             or stripped.startswith(("<", "[![", "![", "..", ":", "|"))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
+from ..cost import CostBudget
 from ..errors import SexpError
 from ..journal import Journal, fingerprint, site_of
 from ..resources import data_dir
@@ -37,8 +38,7 @@ class TaskSystem:
         self._tasks: dict[str, Task] = {}
         self._services: Any = None
         self._warn = warn
-        self._spent_usd = 0.0  # the run's model spending so far, against max_cost_usd
-        self._spending = threading.Lock()
+        self.budget = CostBudget(settings.max_cost_usd)  # the run's model spending, against max_cost_usd
         self._making_services = threading.Lock()
         self.journal: Journal | None = None  # set when the run is recorded (sexp run)
         self.memory_query: MemoryQuery | None = None  # the Memory System, for fresh context
@@ -184,6 +184,7 @@ class TaskSystem:
             api_base=self.settings.api_base or os.environ.get("SEXP_API_BASE") or None,
             provider=template.provider,
             max_turns=int(template.limits.get("max_turns", self.settings.max_turns)),
+            max_tool_calls_per_turn=self.settings.max_tool_calls_per_turn,
             max_context_window_fraction=float(
                 template.limits.get("max_context_fraction", self.settings.max_context_window_fraction)
             ),
@@ -198,7 +199,7 @@ class TaskSystem:
                 return refused
             from ..handler.handler import Handler
 
-            result = Handler(config, self.services()).run(prompt)  # it reports each turn's spend
+            result = Handler(config, self.services()).run(prompt)  # each call reserves from the budget
             if file_warnings:
                 result.notes["warnings"] = file_warnings + list(result.notes.get("warnings", ()))
             if options.subtype == "evaluator":
@@ -252,31 +253,12 @@ class TaskSystem:
 
     def seed_spending(self, spent_usd: float) -> None:
         """Start the budget from what a resumed run had already spent."""
-        with self._spending:
-            self._spent_usd = spent_usd
-
-    def spend(self, cost_usd: float) -> None:
-        """Count a model call's cost against the run's budget (every turn, as it happens)."""
-        with self._spending:
-            self._spent_usd += cost_usd
-
-    def budget_refusal(self) -> Any:
-        """The TaskError refusing another model call once the run's budget is spent, else None."""
-        limit = self.settings.max_cost_usd
-        with self._spending:
-            spent = self._spent_usd
-        if limit is None or spent < limit:
-            return None
-        return TaskError(
-            "RESOURCE_EXHAUSTION",
-            f"the run has spent ${spent:.4f} of its ${limit:.4f} budget; no more model calls",
-            resource="cost",
-            metrics={"spent_usd": spent, "max_cost_usd": limit},
-        )
+        self.budget.seed(spent_usd)
 
     def _over_budget(self, template: TaskTemplate) -> TaskResult | None:
-        """A FAILED result when the run's cost budget is spent (no budget when unset)."""
-        refusal = self.budget_refusal()
+        """A FAILED result when the run's cost budget is spent (no budget when unset); each model
+        call also reserves its estimated cost before it is sent (the Handler asks the budget)."""
+        refusal = self.budget.refusal()
         if refusal is None:
             return None
         return TaskResult(content="", status=FAILED, notes={"template": template.name}, error=refusal)
@@ -324,8 +306,7 @@ class TaskSystem:
             spawn_subtask=self.spawn_subtask,
             record_tool=self.record_tool,
             record_turn=self.record_turn,
-            spend=self.spend,
-            budget_refusal=self.budget_refusal,
+            budget=self.budget,
         )
 
     def record_turn(
