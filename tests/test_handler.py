@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
-from sexp_tasks.errors import UsageError
 from sexp_tasks.cost import CostBudget
+from sexp_tasks.errors import UsageError
 from sexp_tasks.handler import (
     Cassette,
     Handler,
