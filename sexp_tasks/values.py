@@ -6,6 +6,8 @@ Symbols and keywords are the reader's nodes (code is data).
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -146,3 +148,26 @@ def type_name(value: Value) -> str:
     if isinstance(value, Procedure):
         return "procedure"
     return type(value).__name__
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+
+
+def well_formed(value: Any) -> Any:
+    """value with every lone surrogate in its strings (keys included) replaced by U+FFFD: JSON text
+    (a model's answer, a file) may hold one as an escape, and no UTF-8 output or store can take it
+    (SPEC §10.1)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [well_formed(item) for item in value]
+    if isinstance(value, dict):
+        return {well_formed(key): well_formed(item) for key, item in value.items()}
+    return value
+
+
+def parse_json_text(text: str, **options: Any) -> Any:
+    """json.loads(text, **options), with lone surrogates its escapes make replaced by U+FFFD."""
+    value = json.loads(text, **options)
+    return well_formed(value) if _SURROGATE_ESCAPE.search(text) else value

@@ -900,3 +900,13 @@ def test_settings_at_the_edge_of_their_range_are_accepted(cli: Cli, workspace: P
     edges = "max_context_window_fraction = 1\nscript_output_limit = 0\nmax_depth = 0\n"
     write(workspace / "sexp.toml", edges)
     assert cli("eval", "--max-cost", "0.0001", "1") == (EXIT_OK, "1\n", "")
+
+
+def test_a_lone_surrogate_from_json_parse_is_replaced_and_prints(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    """json-parse reads a lone \\ud83d escape as U+FFFD, as model answers are read (SPEC §10.1):
+    print, the printer and --json all write it, where they once crashed with UnicodeEncodeError."""
+    (workspace / "s.sexp").write_text('(print (json-parse "\\"\\\\ud83d\\"")) (json-parse "[\\"a\\\\ud83d\\"]")\n')
+    code, out, err = cli("run", "s.sexp")
+    assert (code, out, err) == (0, '\ufffd\n("a\ufffd")\n', "")
+    code, out, err = cli("run", "s.sexp", "--json")
+    assert code == 0 and json.loads(out) == ["a\ufffd"] and err == "\ufffd\n"

@@ -6,10 +6,11 @@ import json
 from typing import Any
 
 from ..tasks.results import COMPLETE, FAILED, TaskError, TaskResult
+from ..values import well_formed
 from . import llm, tokens
 from .files import file_block
 from .llm import ModelReply, ProviderError
-from .output import instructions, read_answer, well_formed
+from .output import instructions, read_answer
 from .services import fingerprint
 from .tools import ToolBox
 from .types import HandlerConfig, HandlerServices, TaskPrompt

@@ -14,8 +14,8 @@ from functools import cache
 from typing import Any
 
 from ..secrets import scrub
+from ..values import well_formed
 from . import llm_workers
-from .output import well_formed
 
 DEFAULT_INPUT_WINDOW = 100_000
 # Where litellm keeps the callbacks a user may register; when all are empty its per-call logging

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..values import parse_json_text
 from ..xmltools import Answer, split_answer
 from .types import OutputSpec
 
@@ -103,9 +104,7 @@ def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
     """The parsed JSON and None, or (None | value, violations) when it is not JSON or breaks the schema."""
     text = strip_fence(content)
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
-        if _MAY_HOLD_SURROGATE.search(text):  # a \ud83d escape is a lone surrogate once parsed
-            value = well_formed(value)
+        value = parse_json_text(text, parse_constant=_no_constant, parse_float=_finite)
     except json.JSONDecodeError as err:
         return None, [f"the output is not JSON: {err.msg} at line {err.lineno} column {err.colno}"]
     except _NotFinite as err:
@@ -133,22 +132,6 @@ def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise _NotFinite(text)
-    return value
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_MAY_HOLD_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
-
-
-def well_formed(value: Any) -> Any:
-    """value with every lone surrogate in its strings (keys included) replaced by U+FFFD: a model's
-    answer may hold one (a JSON escape), and no UTF-8 output or store can take it (SPEC §10.1)."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [well_formed(item) for item in value]
-    if isinstance(value, dict):
-        return {well_formed(key): well_formed(item) for key, item in value.items()}
     return value
 
 

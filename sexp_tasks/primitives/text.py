@@ -12,7 +12,7 @@ import regex
 from ..errors import TypeError_, ValueError_
 from ..numbers import parse_number
 from ..printer import display, to_json, to_repr
-from ..values import type_name
+from ..values import parse_json_text, type_name
 from . import primitive
 from .strings import as_string
 
@@ -24,7 +24,7 @@ FIRST_SLICE_SECONDS = 0.25  # a regex call runs this long before the thread can 
 def json_parse(text: Any) -> Any:
     """The value of a JSON text: null is nil, [] the empty list, objects dicts."""
     try:
-        return json.loads(as_string("json-parse", text))
+        return parse_json_text(as_string("json-parse", text))
     except json.JSONDecodeError as err:
         raise ValueError_(
             f"json-parse: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}"
