@@ -93,9 +93,11 @@ class Journal:
         if self.resuming:
             done = self.store.step(self.run_id, key)
             if done is not None and done["status"] == COMPLETE and done["fingerprint"] == request:
-                with self._lock:
-                    self.reused += 1
-                return from_record(json.loads(done["result"]))
+                stored = _stored_result(done["result"])
+                if stored is not None:  # else the store's copy is unreadable: run the step again
+                    with self._lock:
+                        self.reused += 1
+                    return stored
         self.store.step_started(self.run_id, key, seq, CURRENT_STEP.get(), kind, name, request)
         token = CURRENT_STEP.set(key)
         try:
@@ -123,6 +125,15 @@ class Journal:
             _score(score),
         )
         return result
+
+
+def _stored_result(text: Any) -> TaskResult | None:
+    """The result a step recorded, or None when what the store holds cannot be read as one."""
+    try:
+        record = json.loads(text)
+        return from_record(record) if isinstance(record, dict) else None
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def _score(value: Any) -> float | None:

@@ -218,6 +218,18 @@ def test_garbage_in_the_store_is_shown_marked_never_a_crash(cli: Cli, workspace:
     assert step_data[third]["invalid"] == ["completion_tokens"]
 
 
+def test_resume_runs_again_a_step_whose_stored_result_is_garbage(cli: Cli, workspace: Path) -> None:
+    run_id = make_run(cli, workspace, GREET + '(list (greet "a") (greet "b"))\n')
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    [(first,)] = db.execute("SELECT key FROM steps WHERE kind = 'task' ORDER BY seq LIMIT 1")
+    db.execute("UPDATE steps SET result = '{not json' WHERE key = ?", (first,))
+    db.commit()
+    db.close()
+    status, out, err = cli("run", "--model", "mock/x", "p.sexp", "--resume", run_id)
+    assert (status, err) == (0, ""), err
+    assert out.startswith("(#<TaskResult COMPLETE") and out.count("COMPLETE") == 2
+
+
 def test_usage_errors(cli: Cli) -> None:
     assert cli("trace")[0] == 2
     assert cli("runs", "--limit", "many")[0] == 2
