@@ -905,7 +905,8 @@ def test_settings_at_the_edge_of_their_range_are_accepted(cli: Cli, workspace: P
 def test_a_lone_surrogate_from_json_parse_is_replaced_and_prints(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
     """json-parse reads a lone \\ud83d escape as U+FFFD, as model answers are read (SPEC §10.1):
     print, the printer and --json all write it, where they once crashed with UnicodeEncodeError."""
-    (workspace / "s.sexp").write_text('(print (json-parse "\\"\\\\ud83d\\"")) (json-parse "[\\"a\\\\ud83d\\"]")\n')
+    program = '(print (json-parse "\\"\\\\ud83d\\"")) (json-parse "[\\"a\\\\ud83d\\"]")\n'
+    (workspace / "s.sexp").write_text(program)
     code, out, err = cli("run", "s.sexp")
     assert (code, out, err) == (0, '\ufffd\n("a\ufffd")\n', "")
     code, out, err = cli("run", "s.sexp", "--json")
