@@ -368,6 +368,16 @@ def test_no_completion_for_nothing_typed_or_inside_a_string(session: Session) ->
     assert session.completions("(greet :wh")[1] == []  # keywords are not names
 
 
+def test_completion_reads_a_long_line_at_once(session: Session) -> None:
+    """The word before the cursor is found by a scan back, not a pattern that retries from every
+    start: a 200,000-character word then one parenthesis took minutes (SPEC §10.1)."""
+    line = "a" * 200_000 + "("
+    started = time.monotonic()
+    assert session.completions(line) == ("", [])
+    assert session.completions("(" + "b" * 200_000)[0] == "b" * 200_000
+    assert time.monotonic() - started < 30  # the pattern took minutes; a scan, milliseconds
+
+
 def test_starting_a_session_and_its_shell_imports_no_model_library(workspace: Path) -> None:
     code = (
         "import sys\n"

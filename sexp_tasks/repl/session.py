@@ -12,7 +12,6 @@ a step (calls a task) — the store and the run begin with the first step, so an
 
 from __future__ import annotations
 
-import re
 import threading
 import traceback
 from collections.abc import Callable
@@ -38,7 +37,7 @@ T = TypeVar("T")
 ORIGIN = "<repl>"
 INTERRUPT_GRACE_SECONDS = 0.5  # how long Ctrl-C waits for an evaluation to unwind before leaving it
 # A symbol being typed: the characters symbols are made of (SPEC §2.1).
-_WORD_AT_END = re.compile(r"[A-Za-z0-9\-_+*/<>=!?:.%&^~$]+\Z")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+*/<>=!?:.%&^~$")
 
 
 def is_unfinished(err: ReadError) -> bool:
@@ -198,11 +197,18 @@ class Session:
                 return operand, _paths(operand)
             if command != ":show":
                 return "", []
-        word = _WORD_AT_END.search(before_cursor)
-        prefix = word.group() if word else ""
+        prefix = _word_at_end(before_cursor)
         if not prefix or before_cursor.count('"') % 2:  # nothing typed yet, or inside a string
             return prefix, []
         return prefix, sorted(name for name in self.names() if name.startswith(prefix))
+
+
+def _word_at_end(text: str) -> str:
+    """The symbol characters that end text ('' when none): a scan back, linear in the word."""
+    start = len(text)
+    while start and text[start - 1] in _WORD_CHARS:
+        start -= 1
+    return text[start:]
 
 
 def _paths(prefix: str) -> list[str]:
