@@ -62,14 +62,22 @@ def _interrupt(worker: threading.Thread, outcome: dict[str, object], grace: floa
     The worker's end is read from `outcome`, not is_alive(): a join interrupted by Ctrl-C can
     leave the thread marked stopped while it still runs (CPython 3.11).
     """
-    import ctypes
     import time
 
     if worker.ident is None:
         return
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(worker.ident), ctypes.py_object(KeyboardInterrupt)
-    )
+    raise_interrupt_in(worker)
     deadline = time.monotonic() + grace
     while not outcome and time.monotonic() < deadline:
         time.sleep(0.01)
+
+
+def raise_interrupt_in(thread: threading.Thread) -> None:
+    """Raise KeyboardInterrupt in thread, as Ctrl-C does in the main thread: it sees it at its
+    next Python instruction (a wait on a script wakes every 0.1 s to let it, SPEC §10.1). Not
+    guarded by is_alive(): that can be False for a thread still running (see _interrupt)."""
+    import ctypes
+
+    if thread.ident is not None:
+        ident, interrupt = ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt)
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, interrupt)

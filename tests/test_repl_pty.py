@@ -241,3 +241,16 @@ def test_without_a_terminal_lines_are_read_from_stdin(cli: Cli) -> None:
         "  ^",
     ]
     assert cli(stdin="(+ 1 2)\n:quit\n(+ 3 4)\n") == (0, "3\n", "")
+
+
+def test_ctrl_c_cancels_the_scripts_a_pmap_waits_on(repl: pexpect.spawn) -> None:
+    enter(repl, '(define (nap s) (system:run_script (command (list "sleep" s))))')
+    answer(repl, "nap")
+    enter(repl, '(pmap nap (list "12" "13" "14") :concurrency 3)')
+    poll(lambda: len(sleeping(repl.pid)) == 3)  # every element waits on its script
+    repl.sendcontrol("c")
+    repl.expect("interrupted", timeout=3)
+    repl.expect(PROMPT)
+    poll(lambda: not sleeping(repl.pid), seconds=3)  # each element's process group was killed
+    enter(repl, "(+ 1 2)")
+    answer(repl, "3")

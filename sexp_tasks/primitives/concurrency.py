@@ -8,8 +8,9 @@ Batch (sexp_tasks/elements.py): the journal keys its steps by the element's path
 nested `[3][0]`) and scripted mock replies go to it by its index (SPEC §10.1).
 
 The calling thread only waits, in short steps so Ctrl-C reaches it; then it stops the workers
-from starting anything more and lets the interrupt go on. Workers are daemon threads: a call
-already in flight cannot be interrupted, and must not keep the process alive at exit.
+from starting anything more, interrupts each (a script they wait on is killed, as in the calling
+thread) and lets the interrupt go on. Workers are daemon threads: a call blocked in C (a model
+call) cannot be interrupted at once, and must not keep the process alive at exit.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..calls import apply_procedure
-from ..deepstack import STACK_BYTES
+from ..deepstack import STACK_BYTES, raise_interrupt_in
 from ..elements import CURRENT_ELEMENT, Batch, Element
 from ..errors import SexpError, TypeError_
 from ..printer import to_repr
@@ -118,6 +119,7 @@ class _Pool:
         self.cancelled = False
         self.lock = threading.Lock()
         self.all_done = threading.Event()
+        self.working: set[threading.Thread] = set()  # workers inside work(), under the lock
 
     def run(self) -> list[Value]:
         """Start the workers and wait for every element (or for the first error that stops all)."""
@@ -136,15 +138,19 @@ class _Pool:
             while not self.all_done.wait(WAIT_STEP):
                 pass
         except BaseException:
-            self.cancel()  # Ctrl-C: start no more elements; calls in flight finish on their own
+            self.cancel(interrupt=True)  # Ctrl-C: start no more elements, and stop those in flight
             raise
         if self.error is not None:
             raise self.error
         return self.results
 
-    def cancel(self) -> None:
+    def cancel(self, interrupt: bool = False) -> None:
+        """Start no more elements; with interrupt, raise KeyboardInterrupt in every worker still
+        working (only those: a finished thread's id may already be another thread's)."""
         with self.lock:
             self.cancelled = True
+            for worker in self.working if interrupt else ():
+                raise_interrupt_in(worker)
 
     def take(self) -> int | None:
         """The index of the next element to run, or None when none is left or pmap stopped."""
@@ -156,6 +162,19 @@ class _Pool:
 
     def work(self) -> None:
         """A worker's loop: run elements until none is left."""
+        me = threading.current_thread()
+        try:
+            with self.lock:
+                self.working.add(me)
+            try:
+                self._work()
+            finally:
+                with self.lock:
+                    self.working.discard(me)
+        except KeyboardInterrupt:  # pmap was interrupted between two elements: just stop
+            pass
+
+    def _work(self) -> None:
         while (index := self.take()) is not None:
             try:
                 self.results[index] = self.element(index)
