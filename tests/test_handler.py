@@ -135,6 +135,22 @@ def test_json_output_invalid_keeps_content(server: LLMServer, answer: str, spec:
     )
 
 
+def test_json_output_nested_past_the_c_stack_fails_instead_of_crashing() -> None:
+    """Well-formed JSON 200,000 deep, read where the recursion limit is high (as the evaluator sets
+    it): json's C reader would overflow the C stack and kill the process; it is refused first."""
+    code = (
+        "import sys; sys.setrecursionlimit(2_000_000)\n"
+        "from sexp_tasks.handler.output import check_json\n"
+        "from sexp_tasks.handler.types import OutputSpec\n"
+        "value, violations = check_json('[' * 200_000 + ']' * 200_000, OutputSpec(type='json'))\n"
+        "print(value, violations)\n"
+    )
+    refused = "None ['the output is not JSON that can be read: it nests more than 500 deep']\n"
+    assert run_python(code) == refused
+    shallow = code.replace("200_000", "500")
+    assert run_python(shallow).endswith(" None\n")
+
+
 # Answers are read in time linear in their length (SPEC §10.1) ------------------------------------
 
 OLD_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)  # the reference: cubic

@@ -103,6 +103,8 @@ def _notes(raw: dict[str, Any]) -> dict[str, Any]:
 def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
     """The parsed JSON and None, or (None | value, violations) when it is not JSON or breaks the schema."""
     text = strip_fence(content)
+    if _nested_deeper_than(text, MAX_JSON_DEPTH):
+        return None, [f"the output is not JSON that can be read: it nests more than {MAX_JSON_DEPTH} deep"]
     try:
         value = parse_json_text(text, parse_constant=_no_constant, parse_float=_finite)
     except json.JSONDecodeError as err:
@@ -118,6 +120,35 @@ def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
             f"the output must be {_KIND_TEXT.get(spec.schema, spec.schema)}, not {type_name(value)}"
         ]
     return value, None
+
+
+# json's C reader and jsonschema recurse once per level: past the thread's C stack that is a crash,
+# not an exception, whatever the recursion limit says. No answer worth reading nests this deep.
+MAX_JSON_DEPTH = 500
+
+
+def _nested_deeper_than(text: str, limit: int) -> bool:
+    """Whether JSON text opens more than limit arrays or objects inside each other (strings skipped)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
 
 
 class _NotFinite(ValueError):
