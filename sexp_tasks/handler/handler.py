@@ -232,9 +232,9 @@ class Handler:
             return reply
         reserved = self._reserve(model)
         cost, output = 0.0, 0
-        mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
         c = self.config
-        try:
+        try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
+            mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
             reply = llm.complete(
                 model, messages, schemas, c.api_base, c.num_retries, c.timeout, mock, c.max_tokens
             )
