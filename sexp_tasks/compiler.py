@@ -48,7 +48,8 @@ class Compiler:
             return constant(node.value)  # type: ignore[union-attr]
         if kind is Keyword:
             return constant(node)
-        return self._code(self.compile_operand(node, scope, tail), node, scope)
+        operand = self.compile_operand(node, scope, tail)  # a call, list or dict: code or int_op
+        return operand.fallback if operand.kind == "int_op" else operand.value  # type: ignore[return-value]
 
     def compile_body(self, nodes: Sequence[Node], scope: Scope | None, tail: bool) -> Code:
         """Compile a sequence: every value but the last is discarded; empty gives nil."""
@@ -102,14 +103,6 @@ class Compiler:
         if depth <= 2 and not maybe_unbound:
             return Operand("slot", None, depth, slot)
         return Operand("code", self.compile_reference(node, scope))
-
-    def _code(self, operand: Operand, node: Node, scope: Scope | None) -> Code:
-        """The code of an expression compiled to operand (a leaf is compiled again: it is one node)."""
-        if operand.kind == "code":
-            return operand.value  # type: ignore[no-any-return]
-        if operand.kind == "int_op":
-            return operand.fallback  # type: ignore[return-value]
-        return self.compile(node, scope)
 
     def _compile_call(self, node: FunctionCallNode, scope: Scope | None, tail: bool) -> Operand:
         """A special form by its registry entry, else a call of whatever the head names."""

@@ -41,12 +41,12 @@ def is_credential_name(name: str) -> bool:
     """Whether an environment variable of this name holds a credential: `*_API_KEY`, `*_APIKEY`,
     `*_TOKEN`, `*_SECRET*`, `*PASSWORD*`, or a name litellm masks."""
     upper = name.upper()
-    words = set(upper.lower().replace("-", "_").split("_"))
-    if words & _NOT_CREDENTIAL_WORDS:
+    if upper.endswith(("_API_KEY", "_APIKEY")) or "_SECRET" in upper or "PASSWORD" in upper:
+        return True  # whatever else the name says (a COST_EXPLORER_API_KEY is a key)
+    words = set(name.lower().replace("-", "_").split("_"))
+    if words & _NOT_CREDENTIAL_WORDS:  # a price: INPUT_COST_PER_TOKEN
         return False
-    if upper.endswith(("_API_KEY", "_APIKEY", "_TOKEN")) or "_SECRET" in upper or "PASSWORD" in upper:
-        return True
-    return bool(words & _CREDENTIAL_WORDS)
+    return upper.endswith("_TOKEN") or bool(words & _CREDENTIAL_WORDS)
 
 
 def credentials() -> list[str]:

@@ -107,6 +107,7 @@ def test_scripts_cannot_read_keys_through_proc(cli: Cli, workspace: Path) -> Non
         "OPENAI_API_KEY",
         "VERTEX_CREDENTIALS",
         "AWS_ACCESS_KEY_ID",
+        "COST_EXPLORER_API_KEY",  # a key, though its name speaks of cost
     ],
 )
 def test_credentials_are_known_by_name(name: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -86,14 +86,6 @@ def command_argv(command: str | Sequence[str], args: Sequence[str] = (), shell: 
     return [*argv, *args]
 
 
-def cap(text: str, limit: int = OUTPUT_LIMIT) -> str:
-    """text, or its first and last halves around a note saying how much was dropped."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters dropped ...]\n{text[-half:]}"
-
-
 def start_failure(err: OSError, name: str) -> str:
     """`cannot start 'name': why` for an error raised by run_command before the command ran."""
     reasons = {errno.ENOENT: "command not found", errno.EACCES: "permission denied"}

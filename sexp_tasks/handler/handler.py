@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..tasks.results import COMPLETE, FAILED, TaskError, TaskResult
-from ..values import well_formed
+from ..values import parse_json_text
 from . import llm, tokens
 from .files import file_block
 from .llm import ModelReply, ProviderError
@@ -125,7 +125,7 @@ class Handler:
     def _run_tool(self, call: dict[str, Any]) -> str:
         """The tool's answer; arguments that are not a JSON object are INVALID_OUTPUT."""
         try:
-            arguments = well_formed(json.loads(call["arguments"] or "{}"))
+            arguments = parse_json_text(call["arguments"] or "{}")
         except (json.JSONDecodeError, RecursionError) as err:
             why = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
             raise _Stop(
@@ -232,9 +232,9 @@ class Handler:
             return reply
         reserved = self._reserve(model)
         cost, output = 0.0, 0
-        mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
         c = self.config
-        try:
+        try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
+            mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
             reply = llm.complete(
                 model, messages, schemas, c.api_base, c.num_retries, c.timeout, mock, c.max_tokens
             )

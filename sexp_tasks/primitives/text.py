@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-import regex
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import TypeError_, ValueError_
 from ..numbers import parse_number
@@ -15,6 +13,9 @@ from ..printer import display, to_json, to_repr
 from ..values import parse_json_text, type_name
 from . import primitive
 from .strings import as_string
+
+if TYPE_CHECKING:
+    import regex  # imported when a pattern is first compiled: it costs every start ~7 ms
 
 T = TypeVar("T")
 FIRST_SLICE_SECONDS = 0.25  # a regex call runs this long before the thread can be interrupted
@@ -61,6 +62,8 @@ def _compile(name: str, pattern: Any) -> regex.Pattern[str]:
         re.compile(text)
     except re.error as err:
         raise ValueError_(f"{name}: invalid pattern {to_repr(pattern)}: {err}") from None
+    import regex
+
     return regex.compile(text, regex.VERSION0)
 
 

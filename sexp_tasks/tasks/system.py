@@ -55,8 +55,9 @@ class TaskSystem:
         dirs = [program.parent / "tasks"] if program is not None else []
         dirs += [Path("tasks"), *(Path(d) for d in (*self.settings.templates, *self.settings.template_flags))]
         found = [d for d in dirs if d.is_dir()]
-        places = {d.resolve(): i for i, d in enumerate(found)}
-        return [d for i, d in enumerate(found) if places[d.resolve()] == i]
+        real = [d.resolve() for d in found]
+        last = {path: i for i, path in enumerate(real)}
+        return [d for i, d in enumerate(found) if last[real[i]] == i]
 
     def load_templates(self, strict: bool = True, program: Path | None = None) -> list[SexpError]:
         """The package's templates (lazily), then every template directory (the program's own
