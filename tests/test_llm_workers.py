@@ -22,17 +22,6 @@ from sexp_tasks.handler.llm import ModelReply, ProviderError
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def worker_pool() -> Iterator[llm_workers.Pool]:
-    """One ready worker, shared by this module's tests (starting one takes seconds)."""
-    pool = llm_workers.Pool()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SEXP_LLM_WORKERS", "1")
-        assert pool.wait_ready(300), "the worker did not start"
-    yield pool
-    pool.stop()
-
-
 @pytest.fixture
 def workers(worker_pool: llm_workers.Pool, monkeypatch: pytest.MonkeyPatch) -> llm_workers.Pool:
     monkeypatch.setattr(llm_workers, "_pools", [worker_pool])
@@ -141,6 +130,7 @@ def test_a_single_call_starts_no_worker_and_overlapping_calls_do(
         pool.stop()
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_call_fails_that_call_and_is_replaced(
     server: LLMServer, workers: llm_workers.Pool
 ) -> None:
@@ -160,6 +150,7 @@ def test_a_worker_killed_mid_call_fails_that_call_and_is_replaced(
     assert call(server, "after").content == "again"
 
 
+@pytest.mark.slow
 def test_workers_die_with_their_parent(tmp_path: Path) -> None:
     program = textwrap.dedent(
         f"""

@@ -212,6 +212,7 @@ def test_each_input_that_calls_a_task_is_a_run_and_trace_shows_it(session: Sessi
     assert failed(session, ":trace nosuchrun") == "error: unknown run 'nosuchrun'"
 
 
+@pytest.mark.slow
 def test_trace_falls_back_to_the_newest_run_in_the_store(session: Session, workspace: Path) -> None:
     (workspace / "p.sexp").write_text(GREET + '\n(greet "x")\n', encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import Cli
 
 KEY = "sk-secret-canary-0123456789"
@@ -26,6 +27,7 @@ def write_reader(workspace: Path, path: str, instructions: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_dot_env_is_closed_to_programs_tools_and_the_index(cli: Cli, workspace: Path) -> None:
     (workspace / ".env").write_text(f"OPENAI_API_KEY={KEY}\n")
     (workspace / ".env.local").write_text(f"OTHER_TOKEN={KEY}\n")
@@ -43,6 +45,7 @@ def test_dot_env_is_closed_to_programs_tools_and_the_index(cli: Cli, workspace: 
     assert KEY.encode() not in store_bytes(workspace)
 
 
+@pytest.mark.slow
 def test_keys_in_tool_results_and_inputs_are_scrubbed(cli: Cli, workspace: Path) -> None:
     (workspace / "config.txt").write_text(f"key = {KEY}\n")
     write_reader(workspace, "config.txt", "Read config")

@@ -265,6 +265,7 @@ def test_a_failed_final_task_result_exits_1_with_its_error_line(  # type: ignore
     assert value["status"] == "FAILED" and value["error"]["reason"] == "input_validation_failure"
 
 
+@pytest.mark.slow
 def test_a_mock_model_answers_a_task_offline(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
     write(workspace / "replies.json", '["<output>first</output>", "<output>second</output>"]')
     program = (
@@ -285,6 +286,7 @@ def test_the_run_cost_budget_refuses_calls_once_spent(cli, workspace: Path) -> N
     assert err.startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $0.0000 of its $0.0000 budget")
 
 
+@pytest.mark.slow
 def test_unscripted_mock_replies_count_calls_and_warn_of_nothing(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
     program = '(progn (defatom t (params x) (instructions "Echo {{x}}")) (list (t "a") (t "b")))'
     code, out, err = cli("eval", "--model", "mock/demo", program)
