@@ -7,8 +7,10 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -20,9 +22,25 @@ from sexp_tasks.config import Settings  # noqa: E402
 from sexp_tasks.handler import llm_workers  # noqa: E402
 from sexp_tasks.runtime import Runtime  # noqa: E402
 
+T = TypeVar("T")
 CliResult = tuple[int, str, str]
 RUN_LINE = re.compile(r"\Arun: [0-9a-f]{12}\n")
 Cli = Callable[..., CliResult]
+
+
+def wait_for(predicate: Callable[[], T], timeout: float, message: str) -> T:
+    """Poll predicate every 20 ms until it returns a true value, and return that value;
+    fail the test with message once timeout seconds have passed. Use it instead of a fixed
+    sleep before a signal: wait for what the signal must find (a marker printed, a request
+    received, a row in the store)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"{message} (waited {timeout:g} s)")
+        time.sleep(0.02)
 
 
 @pytest.fixture(autouse=True)

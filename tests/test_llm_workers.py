@@ -136,14 +136,20 @@ def test_a_worker_killed_mid_call_fails_that_call_and_is_replaced(
 ) -> None:
     server.script(Scripted(content="late", delay=5.0))
     (pid,) = workers.pids()
-    threading.Timer(0.5, os.kill, (pid, signal.SIGKILL)).start()
-    started = time.perf_counter()
+    killed: list[float] = []
+
+    def kill(count: int) -> None:  # the request has reached the server: the worker waits for the answer
+        killed.append(time.perf_counter())
+        os.kill(pid, signal.SIGKILL)
+
+    server.on_request = kill
     with pytest.raises(ProviderError) as caught:
         call(server, "doomed")
-    assert time.perf_counter() - started < 4.0
+    assert killed and time.perf_counter() - killed[0] < 4.0  # not after the answer's 5 s
     assert caught.value.kind == "provider_error"
     assert f"pid {pid}" in caught.value.message and "killed (signal 9)" in caught.value.message
     assert workers.workers == [] and workers.crashes == 1
+    server.on_request = None
     server.script(Scripted(content="again", delay=0.0))
     assert workers.wait_ready(300)
     assert workers.pids() != [pid]

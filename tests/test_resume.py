@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, wait_for
 from llm_server import LLMServer, Scripted
 
 CANARY = "sk-canary-resume-9f8e7d6c5b4a"
@@ -160,8 +160,11 @@ def test_kill_9_at_random_moments(workspace: Path, server: LLMServer) -> None:
         args = ("--resume", rid, "p.sexp") if rid else ("p.sexp",)
         seen = len(server.requests)
         process = start(workspace, server, *args)
-        while len(server.requests) == seen:  # start-up (imports) takes a varying while
-            time.sleep(0.01)
+        # start-up (imports) takes a varying while; then kill at a moment into the calls
+        def started(seen: int = seen, process: subprocess.Popen[str] = process) -> bool:
+            return len(server.requests) > seen or process.poll() is not None
+
+        wait_for(started, 60, "no request")
         time.sleep(pause)
         process.send_signal(signal.SIGKILL)
         _, err = process.communicate(timeout=60)
@@ -230,8 +233,7 @@ def test_a_second_process_cannot_resume_a_run_in_use(workspace: Path, server: LL
     (workspace / "p.sexp").write_text(STEPS)
     server.script(Scripted(delay=0.3))
     first = start(workspace, server, "p.sexp")
-    while not server.requests:
-        time.sleep(0.02)
+    wait_for(lambda: server.requests or first.poll() is not None, 60, "no request")
     rid = completed_run_id(workspace)
     status, _, err = run(workspace, server, "--resume", rid, "p.sexp")
     assert status == 1 and f"run {rid} is in use by another sexp process" in err
@@ -367,13 +369,11 @@ def test_a_step_that_raises_is_recorded_failed(workspace: Path, server: LLMServe
 def test_ctrl_c_while_a_script_blocks_still_leaves_an_interrupted_run(
     workspace: Path, server: LLMServer
 ) -> None:
-    (workspace / "p.sexp").write_text('(system:run_script (command "sleep 30"))\n')
+    (workspace / "p.sexp").write_text(
+        '(system:run_script (command (list "sh" "-c" "touch started && exec sleep 30")))\n'
+    )
     process = start(workspace, server, "p.sexp")
-    time.sleep(0.5)
-    deadline = time.monotonic() + 60
-    while not (workspace / ".sexp" / "store.db").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
+    wait_for(lambda: (workspace / "started").exists() or process.poll() is not None, 60, "no script")
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130
