@@ -7,8 +7,10 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -17,11 +19,28 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing: `pytest
     sys.path.insert(0, str(ROOT))
 
 from sexp_tasks.config import Settings  # noqa: E402
+from sexp_tasks.handler import llm_workers  # noqa: E402
 from sexp_tasks.runtime import Runtime  # noqa: E402
 
+T = TypeVar("T")
 CliResult = tuple[int, str, str]
 RUN_LINE = re.compile(r"\Arun: [0-9a-f]{12}\n")
 Cli = Callable[..., CliResult]
+
+
+def wait_for(predicate: Callable[[], T], timeout: float, message: str) -> T:
+    """Poll predicate every 20 ms until it returns a true value, and return that value;
+    fail the test with message once timeout seconds have passed. Use it instead of a fixed
+    sleep before a signal: wait for what the signal must find (a marker printed, a request
+    received, a row in the store)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"{message} (waited {timeout:g} s)")
+        time.sleep(0.02)
 
 
 @pytest.fixture(autouse=True)
@@ -46,6 +65,18 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     yield work
+
+
+@pytest.fixture(scope="session")
+def worker_pool() -> Iterator[llm_workers.Pool]:
+    """One ready model-call worker process, shared by every test that asks for it (starting one
+    imports litellm: seconds). Tests that use it patch `llm_workers._pools` to [worker_pool]."""
+    pool = llm_workers.Pool()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SEXP_LLM_WORKERS", "1")
+        assert pool.wait_ready(300), "the worker did not start"
+    yield pool
+    pool.stop()
 
 
 @pytest.fixture

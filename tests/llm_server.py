@@ -40,9 +40,15 @@ def context_length_error() -> Scripted:
 
 @dataclass
 class Recorded:
+    """One request as received. Header names are kept in lower case (HTTP names are
+    case-insensitive and clients differ in how they spell them): read `headers["authorization"]`."""
+
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        self.headers = {name.lower(): value for name, value in self.headers.items()}
 
 
 class LLMServer:

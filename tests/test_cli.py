@@ -8,11 +8,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import wait_for
 
 from sexp_tasks import __version__
 from sexp_tasks.config import load_dotenv
@@ -372,20 +372,22 @@ def test_version_and_help(cli: Cli) -> None:
 def test_interrupt_exits_130(workspace: Path) -> None:
     if sys.platform == "win32":
         pytest.skip("SIGINT")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sexp_tasks", "eval", "(while true 1)"],
-        cwd=workspace,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    printed = workspace / "stdout.txt"
+    with printed.open("w") as stdout:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sexp_tasks", "eval", '(progn (print "looping") (while true 1))'],
+            cwd=workspace,
+            env=env,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     try:
-        time.sleep(1.0)
+        wait_for(lambda: "looping" in printed.read_text() or process.poll() is not None, 60, "no loop")
         assert process.poll() is None  # still looping
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
+        _, err = process.communicate(timeout=20)
     finally:
         process.kill()
     assert process.returncode == 130

@@ -51,6 +51,7 @@ def user_message(server: LLMServer, index: int) -> str:
     return str(messages[-1]["content"])
 
 
+@pytest.mark.slow
 def test_sequential_steps_inherit_earlier_steps_notes(workspace: Path, server: LLMServer) -> None:
     server.script(
         "<output>owls hunt at night</output><notes><fact>owls are nocturnal</fact></notes>",

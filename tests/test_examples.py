@@ -63,6 +63,7 @@ def test_release_review_replays(cli: Cli, examples: Path) -> None:
     assert out.endswith('{"changes" 5 "important" 4}\n')
 
 
+@pytest.mark.slow
 def test_fix_tests_iterates_until_pytest_passes(cli: Cli, examples: Path) -> None:
     status, out, err = replay(cli, "fix_tests")
     assert (status, err) == (0, "")

@@ -392,7 +392,7 @@ def test_canary_never_leaks(
     server.script(GOOD, Scripted(status=401, error={"message": f"bad key {CANARY}"}), Scripted(status=500))
     results = [run(server, services=services) for _ in range(3)]
     assert [r.status for r in results] == [COMPLETE, FAILED, FAILED]
-    assert server.requests[0].headers["Authorization"] == f"Bearer {CANARY}"  # it was really sent
+    assert server.requests[0].headers["authorization"] == f"Bearer {CANARY}"  # it was really sent
     out, err = capfd.readouterr()
     assert_no_canary(out, err, caplog.text, cassette.read_text(), *[r.to_json() for r in results])
 

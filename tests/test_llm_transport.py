@@ -29,17 +29,6 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
     llm_server.stop()
 
 
-@pytest.fixture(scope="module")
-def worker_pool() -> Iterator[llm_workers.Pool]:
-    """One ready worker process, shared by this module's tests (starting one takes seconds)."""
-    pool = llm_workers.Pool()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SEXP_LLM_WORKERS", "1")
-        assert pool.wait_ready(300), "the worker did not start"
-    yield pool
-    pool.stop()
-
-
 @pytest.fixture(params=["sync", "async", "process"])
 def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """In this process over `sync` or `async` (no workers), or in a ready worker process."""

@@ -21,6 +21,7 @@ from typing import Any
 
 import pexpect
 import pytest
+from conftest import wait_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted
@@ -479,11 +480,14 @@ def test_ctrl_c_cancels_pending_elements_and_propagates_at_once(runtime: Runtime
     sent: list[float] = []
 
     def interrupt() -> None:
-        sent.append(time.monotonic())
-        os.kill(os.getpid(), signal.SIGINT)
+        try:
+            wait_for(lambda: slow.now == 2, 30, "the first two calls never started")
+        finally:
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
 
-    timer = threading.Timer(0.2, interrupt)
-    timer.start()
+    interrupter = threading.Thread(target=interrupt, daemon=True)
+    interrupter.start()
     with pytest.raises(KeyboardInterrupt):
         runtime.run_source("(pmap slow (range 40) :concurrency 2)")  # on the main thread, which gets SIGINT
     assert time.monotonic() - sent[0] < 0.3 and slow.now == 2  # without waiting for the calls in flight

@@ -9,11 +9,10 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, wait_for
 
 from sexp_tasks.config import Settings
 from sexp_tasks.repl.replies import Failed, Incomplete, Printed, Quit
@@ -164,14 +163,17 @@ def test_deep_recursion_runs_on_a_deep_stack(session: Session) -> None:
 def test_ctrl_c_stops_a_running_evaluation_and_the_session_goes_on(session: Session) -> None:
     shown(session, "(define (spin n) (spin (+ n 1)))")
 
+    running: list[bool] = []
+
     def interrupt_once_running() -> None:
-        while not any(t.name == "sexp-main" for t in threading.enumerate()):
-            time.sleep(0.01)
-        time.sleep(0.2)
-        os.kill(os.getpid(), signal.SIGINT)
+        try:  # the evaluation printed its marker: it is under way
+            running.append(wait_for(lambda: "7777" in session.out.getvalue(), 30, "no evaluation"))
+        finally:
+            os.kill(os.getpid(), signal.SIGINT)
 
     threading.Thread(target=interrupt_once_running, daemon=True).start()
-    assert session.submit("(spin 0)") == Failed("interrupted")
+    assert session.submit("(progn (print (* 1111 7)) (spin 0))") == Failed("interrupted")
+    assert running == [True]
     assert shown(session, "(+ 2 2)") == "4"
     assert [t.name for t in threading.enumerate() if t.name == "sexp-main"] == []
 
@@ -212,6 +214,7 @@ def test_each_input_that_calls_a_task_is_a_run_and_trace_shows_it(session: Sessi
     assert failed(session, ":trace nosuchrun") == "error: unknown run 'nosuchrun'"
 
 
+@pytest.mark.slow
 def test_trace_falls_back_to_the_newest_run_in_the_store(session: Session, workspace: Path) -> None:
     (workspace / "p.sexp").write_text(GREET + '\n(greet "x")\n', encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, wait_for
 from llm_server import LLMServer, Scripted
 
 CANARY = "sk-canary-resume-9f8e7d6c5b4a"
@@ -121,6 +121,7 @@ def write_reader(workspace: Path, server: LLMServer) -> None:
 EXPECTED = ",".join(f"a{n}" for n in range(1, 21))
 
 
+@pytest.mark.slow
 def test_resuming_a_finished_run_sends_nothing_and_gives_the_same_value(
     workspace: Path, server: LLMServer
 ) -> None:
@@ -134,22 +135,41 @@ def test_resuming_a_finished_run_sends_nothing_and_gives_the_same_value(
     assert run_id(err2) == run_id(err)
 
 
-@pytest.mark.parametrize("kill_at", [1, 2, 7, 13, 20])
+@pytest.mark.slow
 def test_kill_9_at_any_point_then_resume_resends_no_completed_call(
-    workspace: Path, server: LLMServer, kill_at: int
+    workspace: Path, server: LLMServer
 ) -> None:
+    """Killed while step 1, 2, 7, 13, then 20 waits for its answer, each time in the run resumed
+    after the kill before (one process a kill point, not two): every resume sends exactly the
+    steps the store does not hold as completed, and the last one finishes the run."""
     (workspace / "p.sexp").write_text(STEPS)
     server.script(Scripted(delay=0.05))
-    rid = run_id(killed_at_request(workspace, server, kill_at))
-    done = completed_steps(workspace, rid)
-    assert done == kill_at - 1
+    rid, done = None, 0
+    for kill_at in (1, 2, 7, 13, 20):
+        before = len(server.requests)
+        process = start(workspace, server, *(("--resume", rid) if rid else ()), "p.sexp")
+
+        def kill(count: int, process: subprocess.Popen[str] = process, step: str = f"Step {kill_at}") -> None:
+            if server.requests[count - 1].body["messages"][-1]["content"] == step:
+                process.send_signal(signal.SIGKILL)  # while this step waits for its answer
+                time.sleep(0.2)
+
+        server.on_request = kill
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == -signal.SIGKILL, err
+        rid = rid or run_id(err)
+        sent = [r.body["messages"][-1]["content"] for r in server.requests[before:]]
+        assert sent == [f"Step {n}" for n in range(done + 1, kill_at + 1)]  # none of the completed ones
+        done = completed_steps(workspace, rid)
+        assert done == kill_at - 1
+    server.on_request = None
     before = len(server.requests)
-    status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")
+    status, out, _ = run(workspace, server, "--resume", str(rid), "p.sexp")
     assert (status, out) == (0, f'"{EXPECTED}"\n')
-    resent = [r.body["messages"][-1]["content"] for r in server.requests[before:]]
-    assert resent == [f"Step {n}" for n in range(done + 1, 21)]  # none of the completed ones
+    assert [r.body["messages"][-1]["content"] for r in server.requests[before:]] == ["Step 20"]
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_moments(workspace: Path, server: LLMServer) -> None:
     (workspace / "p.sexp").write_text(STEPS)
     server.script(Scripted(delay=0.02))
@@ -158,8 +178,11 @@ def test_kill_9_at_random_moments(workspace: Path, server: LLMServer) -> None:
         args = ("--resume", rid, "p.sexp") if rid else ("p.sexp",)
         seen = len(server.requests)
         process = start(workspace, server, *args)
-        while len(server.requests) == seen:  # start-up (imports) takes a varying while
-            time.sleep(0.01)
+        # start-up (imports) takes a varying while; then kill at a moment into the calls
+        def started(seen: int = seen, process: subprocess.Popen[str] = process) -> bool:
+            return len(server.requests) > seen or process.poll() is not None
+
+        wait_for(started, 60, "no request")
         time.sleep(pause)
         process.send_signal(signal.SIGKILL)
         _, err = process.communicate(timeout=60)
@@ -176,6 +199,7 @@ def test_kill_9_at_random_moments(workspace: Path, server: LLMServer) -> None:
     assert len(contents) - 20 <= 3  # at most one uncompleted call per kill was sent again
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_and_leaves_a_resumable_run(workspace: Path, server: LLMServer) -> None:
     (workspace / "p.sexp").write_text(STEPS)
     server.script(Scripted(delay=0.05))
@@ -197,6 +221,7 @@ def test_ctrl_c_exits_130_and_leaves_a_resumable_run(workspace: Path, server: LL
     assert (status, out) == (0, f'"{EXPECTED}"\n')
 
 
+@pytest.mark.slow
 def test_an_edited_program_is_refused_unless_forced(workspace: Path, server: LLMServer) -> None:
     program = workspace / "p.sexp"
     program.write_text(STEPS)
@@ -221,12 +246,12 @@ def test_unknown_runs_and_missing_stores_are_clear_errors(workspace: Path, serve
     assert status == 1 and "unknown run 'abc'" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_second_process_cannot_resume_a_run_in_use(workspace: Path, server: LLMServer) -> None:
     (workspace / "p.sexp").write_text(STEPS)
     server.script(Scripted(delay=0.3))
     first = start(workspace, server, "p.sexp")
-    while not server.requests:
-        time.sleep(0.02)
+    wait_for(lambda: server.requests or first.poll() is not None, 60, "no request")
     rid = completed_run_id(workspace)
     status, _, err = run(workspace, server, "--resume", rid, "p.sexp")
     assert status == 1 and f"run {rid} is in use by another sexp process" in err
@@ -241,6 +266,7 @@ def completed_run_id(workspace: Path) -> str:
     return str(store_rows(workspace, "SELECT id FROM runs ORDER BY started_at DESC")[0][0])
 
 
+@pytest.mark.slow
 def test_failed_steps_run_again_on_resume(workspace: Path, server: LLMServer) -> None:
     (workspace / "p.sexp").write_text(
         '(defatom ask (params (q str)) (instructions "Ask {{q}}"))\n(get-field (ask "x") "status")\n'
@@ -267,6 +293,7 @@ def test_scripts_are_steps_too(workspace: Path, server: LLMServer) -> None:
     assert (workspace / "ran.txt").read_text() == "x\n"  # the script did not run a second time
 
 
+@pytest.mark.slow
 def test_tool_calls_are_steps_under_their_task_and_no_key_is_stored(
     workspace: Path, server: LLMServer
 ) -> None:
@@ -292,6 +319,7 @@ def test_tool_calls_are_steps_under_their_task_and_no_key_is_stored(
             assert CANARY.encode() not in path.read_bytes()
 
 
+@pytest.mark.slow
 def test_step_keys_do_not_depend_on_how_the_path_is_typed(workspace: Path, server: LLMServer) -> None:
     (workspace / "sub").mkdir()
     (workspace / "p.sexp").write_text(STEPS)
@@ -300,6 +328,7 @@ def test_step_keys_do_not_depend_on_how_the_path_is_typed(workspace: Path, serve
     assert (status, again) == (0, out) and len(server.requests) == 20
 
 
+@pytest.mark.slow
 def test_resume_binds_the_recorded_inputs_and_refuses_other_ones(workspace: Path, server: LLMServer) -> None:
     (workspace / "p.sexp").write_text(
         '(defatom hi (params (who str)) (instructions "Hi {{who}}"))\n(task-content (hi who))\n'
@@ -319,6 +348,7 @@ def test_resume_binds_the_recorded_inputs_and_refuses_other_ones(workspace: Path
     assert (status, again, len(server.requests)) == (0, '"aann"\n', 2)
 
 
+@pytest.mark.slow
 def test_a_changed_file_makes_its_step_run_again(workspace: Path, server: LLMServer) -> None:
     (workspace / "doc.txt").write_text("one\n")
     (workspace / "p.sexp").write_text(
@@ -333,6 +363,7 @@ def test_a_changed_file_makes_its_step_run_again(workspace: Path, server: LLMSer
     assert len(server.requests) == 2 and "two, longer" in server.requests[1].body["messages"][-1]["content"]
 
 
+@pytest.mark.slow
 def test_tasks_called_by_map_are_keyed_by_the_map_call(workspace: Path, server: LLMServer) -> None:
     (workspace / "p.sexp").write_text(
         '(defatom step (params (n int)) (instructions "Step {{n}}"))\n(map step (list 1 2))\n'
@@ -356,13 +387,11 @@ def test_a_step_that_raises_is_recorded_failed(workspace: Path, server: LLMServe
 def test_ctrl_c_while_a_script_blocks_still_leaves_an_interrupted_run(
     workspace: Path, server: LLMServer
 ) -> None:
-    (workspace / "p.sexp").write_text('(system:run_script (command "sleep 30"))\n')
+    (workspace / "p.sexp").write_text(
+        '(system:run_script (command (list "sh" "-c" "touch started && exec sleep 30")))\n'
+    )
     process = start(workspace, server, "p.sexp")
-    time.sleep(0.5)
-    deadline = time.monotonic() + 60
-    while not (workspace / ".sexp" / "store.db").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
+    wait_for(lambda: (workspace / "started").exists() or process.poll() is not None, 60, "no script")
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130
@@ -371,6 +400,7 @@ def test_ctrl_c_while_a_script_blocks_still_leaves_an_interrupted_run(
     assert store_rows(workspace, "SELECT status FROM runs")[0][0] == "interrupted"
 
 
+@pytest.mark.slow
 def test_a_task_killed_mid_conversation_resends_none_of_its_completed_turns(
     workspace: Path, server: LLMServer
 ) -> None:
@@ -401,6 +431,7 @@ def listing_runs(workspace: Path) -> int:
     return len((workspace / "listings.log").read_text().splitlines())
 
 
+@pytest.mark.slow
 def test_a_file_paths_command_is_a_step_a_resumed_run_does_not_run_again(
     workspace: Path, server: LLMServer
 ) -> None:
@@ -420,6 +451,7 @@ def test_a_file_paths_command_is_a_step_a_resumed_run_does_not_run_again(
     assert listing_runs(workspace) == 1 and len(server.requests) == 1  # nothing ran again
 
 
+@pytest.mark.slow
 def test_a_failed_file_paths_command_runs_again_on_resume(workspace: Path, server: LLMServer) -> None:
     (workspace / "b.txt").write_text("beta\n")
     (workspace / "lister.sh").write_text(LISTER)

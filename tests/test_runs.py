@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, Cli
 
 GREET = '(defatom greet (params (who str)) (instructions "Say hi to {{who}}") (model "mock/x"))\n'
@@ -59,6 +60,7 @@ def test_quiet_runs_are_recorded_without_the_run_line(workspace: Path) -> None:
     assert len(rows(workspace, "SELECT * FROM runs")) == 1
 
 
+@pytest.mark.slow
 def test_every_task_call_is_a_step_keyed_by_call_site_and_occurrence(cli: Cli, workspace: Path) -> None:
     write(workspace / "p.sexp", GREET + '(define (hello) (greet "bob"))\n(hello)\n(task-content (hello))\n')
     assert cli("run", "p.sexp") == (0, '"mock response 2 for greet"\n', "")
@@ -71,6 +73,7 @@ def test_every_task_call_is_a_step_keyed_by_call_site_and_occurrence(cli: Cli, w
     assert steps[0]["fingerprint"] == steps[1]["fingerprint"]  # same request twice
 
 
+@pytest.mark.slow
 def test_a_changed_input_changes_the_request_fingerprint(cli: Cli, workspace: Path) -> None:
     write(workspace / "p.sexp", GREET + '(greet "bob")\n(greet "ann")\n')
     cli("run", "p.sexp")
@@ -113,6 +116,7 @@ def test_a_program_that_does_not_read_or_compile_is_not_a_run(cli: Cli, workspac
     assert not (workspace / ".sexp").exists()
 
 
+@pytest.mark.slow
 def test_store_flag_puts_the_store_elsewhere(cli: Cli, workspace: Path) -> None:
     write(workspace / "p.sexp", GREET + '(greet "x")\n')
     assert cli("run", "--store", "runs/my.db", "p.sexp")[0] == 0
@@ -134,6 +138,7 @@ def test_eval_records_nothing(cli: Cli, workspace: Path) -> None:
     assert not (workspace / ".sexp").exists()
 
 
+@pytest.mark.slow
 def test_recorded_success_scores_raise_a_template_in_matching(cli: Cli, workspace: Path) -> None:
     tasks = workspace / "tasks"
     tasks.mkdir()
@@ -166,6 +171,7 @@ def test_matching_without_a_store_creates_none(cli: Cli, workspace: Path) -> Non
     assert not (workspace / ".sexp").exists()
 
 
+@pytest.mark.slow
 def test_a_locked_store_is_a_clear_error(cli: Cli, workspace: Path) -> None:
     write(workspace / "p.sexp", "(+ 1 2)\n")
     assert cli("run", "p.sexp")[0] == 0  # the store exists

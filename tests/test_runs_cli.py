@@ -48,6 +48,7 @@ def test_no_store_yet_lists_nothing_and_knows_no_run(cli: Cli, workspace: Path) 
     assert not (workspace / ".sexp").exists()  # looking creates no store
 
 
+@pytest.mark.slow
 def test_runs_lists_one_run_a_line_id_first_newest_first(cli: Cli, workspace: Path) -> None:
     first = make_run(cli, workspace, GREET + '(greet "a")\n(greet "b")\n')
     write(workspace / "plain.sexp", "(+ 1 2)\n")
@@ -69,6 +70,7 @@ def test_runs_lists_one_run_a_line_id_first_newest_first(cli: Cli, workspace: Pa
     assert cli("runs", "--limit", "1")[1].splitlines() == out.splitlines()[:1]
 
 
+@pytest.mark.slow
 def test_runs_json(cli: Cli, workspace: Path) -> None:
     run_id = make_run(cli, workspace, GREET + '(greet "a")\n')
     [run] = json.loads(cli("runs", "--json")[1])
@@ -77,6 +79,7 @@ def test_runs_json(cli: Cli, workspace: Path) -> None:
     assert run["ended_at"] >= run["started_at"] and run["duration_s"] >= 0
 
 
+@pytest.mark.slow
 def test_trace_shows_the_tree_of_steps(cli: Cli, workspace: Path) -> None:
     run_id = make_run(cli, workspace, GREET + '(define (hi) (greet "bob"))\n(hi)\n(hi)\n')
     status, out, err = cli("trace", run_id)
@@ -92,6 +95,7 @@ def test_trace_shows_the_tree_of_steps(cli: Cli, workspace: Path) -> None:
         assert line.endswith(f'"mock response {n} for greet"')
 
 
+@pytest.mark.slow
 def test_trace_json_nests_steps_and_carries_no_whole_results(cli: Cli, workspace: Path) -> None:
     long_reply = "word " * 400
     write(workspace / "replies.json", json.dumps([long_reply]))
@@ -108,6 +112,7 @@ def test_trace_json_nests_steps_and_carries_no_whole_results(cli: Cli, workspace
     assert "result" not in step and long_reply.strip() not in out
 
 
+@pytest.mark.slow
 def test_a_failed_step_shows_its_error(cli: Cli, workspace: Path) -> None:
     write(workspace / "replies.json", json.dumps(["   "]))  # an empty answer is INVALID_OUTPUT
     run_id = make_run(cli, workspace, GREET + '(greet "a")\n', "--mock-responses", "replies.json")
@@ -123,6 +128,7 @@ def test_calls_refused_before_any_step_leave_a_run_without_steps(cli: Cli, works
     assert line == "(no steps: the run called no task)"
 
 
+@pytest.mark.slow
 def test_store_flag_for_runs_and_trace(cli: Cli, workspace: Path) -> None:
     run_id = make_run(cli, workspace, GREET + '(greet "a")\n', "--store", "elsewhere/s.db")
     assert not (workspace / ".sexp").exists()
@@ -303,6 +309,7 @@ def test_orphans_and_cycles_still_show_every_step_once() -> None:
     assert sorted(seen) == ["a#1", "b#1", "orphan#1", "self#1"]
 
 
+@pytest.mark.slow
 def test_a_deep_chain_of_steps_renders_without_recursion() -> None:
     rows = [step("s0#1", 0)] + [step(f"s{i}#1", i, parent=f"s{i - 1}#1") for i in range(1, 5000)]
     assert len(format_trace(RUN, rows).splitlines()) == 5001

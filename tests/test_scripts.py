@@ -88,7 +88,9 @@ def token() -> Iterator[str]:
     """A unique marker for this test's processes; any still alive at the end fail the test."""
     value = "tok" + uuid.uuid4().hex[:12]
     yield value
-    left = survivors(value)
+    deadline = time.monotonic() + 5  # a process killed just now may take a moment to be gone
+    while (left := survivors(value)) and time.monotonic() < deadline:
+        time.sleep(0.02)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, f"processes survived: {left}"

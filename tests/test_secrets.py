@@ -31,6 +31,7 @@ def write_reader(workspace: Path, path: str, instructions: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_dot_env_is_closed_to_programs_tools_and_the_index(cli: Cli, workspace: Path) -> None:
     (workspace / ".env").write_text(f"OPENAI_API_KEY={KEY}\n")
     (workspace / ".env.local").write_text(f"OTHER_TOKEN={KEY}\n")
@@ -48,6 +49,7 @@ def test_dot_env_is_closed_to_programs_tools_and_the_index(cli: Cli, workspace: 
     assert KEY.encode() not in store_bytes(workspace)
 
 
+@pytest.mark.slow
 def test_keys_in_tool_results_and_inputs_are_scrubbed(cli: Cli, workspace: Path) -> None:
     (workspace / "config.txt").write_text(f"key = {KEY}\n")
     write_reader(workspace, "config.txt", "Read config")

@@ -134,6 +134,7 @@ def test_spawn_subtask_is_offered_only_when_listed(workspace: Path, server: LLMS
     assert [t["function"]["name"] for t in planner_tools] == ["spawn_subtask"]
 
 
+@pytest.mark.slow
 def test_subtasks_on_mock_models_are_journaled_under_their_parent(cli: Cli, workspace: Path) -> None:
     replies = [
         {

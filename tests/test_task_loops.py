@@ -396,6 +396,7 @@ PROGRAM = """
 """
 
 
+@pytest.mark.slow
 def test_sexp_run_runs_refine_on_a_mock_model(cli: Cli, workspace: Path) -> None:
     (workspace / "replies.json").write_text(json.dumps(["<output>v1</output>", "<output>v2</output>"]))
     (workspace / "prog.sexp").write_text(PROGRAM)

@@ -506,6 +506,7 @@ def test_a_failed_final_task_result_exits_1_with_its_error_line(  # type: ignore
     assert value["status"] == "FAILED" and value["error"]["reason"] == "input_validation_failure"
 
 
+@pytest.mark.slow
 def test_a_mock_model_answers_a_task_offline(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
     write(workspace / "replies.json", '["<output>first</output>", "<output>second</output>"]')
     program = (
@@ -543,6 +544,7 @@ def test_sexp_toml_sets_max_tool_calls_per_turn(cli, workspace: Path) -> None:  
     assert cli("eval", "--model", "mock/demo", "--mock-responses", "replies.json", program)[0] == 0
 
 
+@pytest.mark.slow
 def test_unscripted_mock_replies_count_calls_and_warn_of_nothing(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]
     program = '(progn (defatom t (params x) (instructions "Echo {{x}}")) (list (t "a") (t "b")))'
     code, out, err = cli("eval", "--model", "mock/demo", program)
