@@ -25,10 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.program_gen import generate_program  # noqa: E402
-from sexp_tasks.deepstack import run_with_deep_stack  # noqa: E402
-from sexp_tasks.environment import TOP_FRAME  # noqa: E402
-from sexp_tasks.reader import Reader  # noqa: E402
+from sexp_tasks.lang.deepstack import run_with_deep_stack  # noqa: E402
+from sexp_tasks.lang.environment import TOP_FRAME  # noqa: E402
 from sexp_tasks.runtime import Runtime  # noqa: E402
+from sexp_tasks.syntax.reader import Reader  # noqa: E402
 
 PARSE_GOAL_MB_S = 1.5
 NESTED_DEPTH = 1_000

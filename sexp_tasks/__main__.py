@@ -1,5 +1,5 @@
 """`python -m sexp_tasks` is the `sexp` command."""
 
-from .cli import entry_point
+from .cli.main import entry_point
 
 entry_point()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .secrets import provider_key_set, scrub
+from .redact import provider_key_set, scrub
 
 DEFAULT_RECURSION_LIMIT = 10_000
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import SexpError, UserError
-from .secrets import scrub
+from .redact import scrub
 
 _MAX_SHOWN = 160
 _MAX_DATA = 200  # characters of an (error msg data)'s data shown after its message
@@ -42,8 +42,8 @@ def _data(err: SexpError) -> str:
     """' <printed data>' of an `(error msg data)`, on one line and clipped; '' for other errors."""
     if not isinstance(err, UserError) or err.details is None:
         return ""
-    from .printer import to_repr
-    from .trace import preview
+    from .lang.printer import to_repr
+    from .runs.traces import preview
 
     try:
         printed = to_repr(err.details)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .source import Span
+from .syntax.source import Span
 
 
 class SexpError(Exception):

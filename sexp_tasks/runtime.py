@@ -6,23 +6,23 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from .compiler import Compiler
 from .config import Settings
-from .deepstack import allow_recursion
-from .environment import TOP_FRAME, GlobalEnvironment
 from .errors import FileError, OutputClosed, SexpError
-from .forms import SPECIAL_FORMS
-from .library import LazyDefinitions
-from .nodes import Node
-from .primitives import install_primitives
-from .reader import read
+from .lang.compiler import Compiler
+from .lang.deepstack import allow_recursion
+from .lang.environment import TOP_FRAME, GlobalEnvironment
+from .lang.forms import SPECIAL_FORMS
+from .lang.prelude import LazyDefinitions
+from .lang.primitives import install_primitives
+from .lang.values import Code, Value
+from .process.workspace import READ_LIMIT, Workspace
 from .resources import data_dir
-from .tasks.system import TaskSystem
-from .values import Code, Value
-from .workspace import READ_LIMIT, Workspace
+from .syntax.nodes import Node
+from .syntax.reader import read
+from .tasks.runner import TaskSystem
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .runs.store import Store
 
 
 class Runtime:
@@ -113,7 +113,7 @@ class Runtime:
     # Recording ----------------------------------------------------------------------------
     def start_run(self, program: str, text: str, inputs: dict[str, Value]) -> str:
         """Record this run in the store from now on; its id (also printed as `run: <id>`)."""
-        from .journal import Journal, new_run_id, program_hash
+        from .runs.journal import Journal, new_run_id, program_hash
 
         store = self._open_store(create=True)
         run_id = new_run_id()
@@ -131,7 +131,7 @@ class Runtime:
         import json
 
         from .errors import RunError
-        from .journal import Journal, program_hash
+        from .runs.journal import Journal, program_hash
 
         store = self._open_store(create=False)
         run = store.run(run_id)
@@ -165,7 +165,7 @@ class Runtime:
         journal = self.tasks.journal
         if journal is None:
             return
-        from .store import Store
+        from .runs.store import Store
 
         try:
             store = Store(journal.store.path, create=False)
@@ -178,7 +178,7 @@ class Runtime:
             pass  # the store is unusable now; the run stays resumable all the same
 
     def _open_store(self, create: bool) -> Store:
-        from .store import Store
+        from .runs.store import Store
 
         return Store(self.settings.store, create=create)
 
@@ -203,7 +203,7 @@ class Runtime:
     def relevant_files(self, query: str, limit: int) -> list[str] | None:
         """The Memory System's files for a query (lexical ranking), None when there is no index."""
         from .memory import MemorySystem
-        from .store import Store
+        from .runs.store import Store
 
         journal = self.tasks.journal
         if journal is not None:
@@ -261,7 +261,7 @@ class Runtime:
 
 
 def _json_inputs(inputs: dict[str, Value]) -> dict[str, object]:
-    from .printer import to_json_value
+    from .lang.printer import to_json_value
 
     return {name: to_json_value(value) for name, value in inputs.items()}
 

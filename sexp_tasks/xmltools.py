@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SexpError
-from .source import Source, Span
+from .syntax.source import Source, Span
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "task.xsd"
 

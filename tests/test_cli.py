@@ -747,7 +747,7 @@ def test_a_replayed_run_never_imports_litellm(workspace: Path) -> None:
 
     examples = Path(__file__).resolve().parent.parent / "examples"
     code = (
-        "import sys; from sexp_tasks.cli import main; "
+        "import sys; from sexp_tasks.cli.main import main; "
         f"status = main(['run', '-q', '{examples}/release_review.sexp', '--templates', '{examples}/tasks',"
         f" '--replay', '{examples}/release_review.cassette.jsonl', '--store', '{workspace}/store.db']); "
         "print(status, 'litellm' in sys.modules)"

@@ -13,14 +13,9 @@ from conftest import Cli
 from llm_server import LLMServer, Scripted
 
 from sexp_tasks.config import Settings
+from sexp_tasks.results import TaskResult
 from sexp_tasks.runtime import Runtime
-from sexp_tasks.tasks.context import (
-    ContextError,
-    ContextSettings,
-    parse_overrides,
-    resolve,
-)
-from sexp_tasks.tasks.results import TaskResult
+from sexp_tasks.tasks.context import ContextError, ContextSettings, parse_overrides, resolve
 
 CANARY = "sk-canary-context-0123456789"
 

@@ -27,14 +27,14 @@ from pathlib import Path
 import pytest
 
 from sexp_tasks.config import Settings
-from sexp_tasks.deepstack import run_with_deep_stack
 from sexp_tasks.errors import SexpError
-from sexp_tasks.forms import SPECIAL_FORMS
-from sexp_tasks.nodes import DictNode, FunctionCallNode, ListNode, Node, Symbol
-from sexp_tasks.primitives import PRIMITIVES
-from sexp_tasks.printer import to_repr
-from sexp_tasks.reader import read
+from sexp_tasks.lang.deepstack import run_with_deep_stack
+from sexp_tasks.lang.forms import SPECIAL_FORMS
+from sexp_tasks.lang.primitives import PRIMITIVES
+from sexp_tasks.lang.printer import to_repr
 from sexp_tasks.runtime import Runtime
+from sexp_tasks.syntax.nodes import DictNode, FunctionCallNode, ListNode, Node, Symbol
+from sexp_tasks.syntax.reader import read
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 PRELUDE = Path(__file__).resolve().parent.parent / "stdlib" / "prelude.sexp"

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
-from sexp_tasks.cost import CostBudget
 from sexp_tasks.errors import UsageError
 from sexp_tasks.handler import (
     Cassette,
@@ -27,8 +26,9 @@ from sexp_tasks.handler import (
     ServiceError,
     TaskPrompt,
 )
+from sexp_tasks.handler.cost import CostBudget
 from sexp_tasks.handler.output import strip_fence
-from sexp_tasks.tasks.results import COMPLETE, FAILED, TaskResult
+from sexp_tasks.results import COMPLETE, FAILED, TaskResult
 
 CANARY = "sk-canary-7f3a9c2e41b8d605"
 GOOD = "<output>The answer</output>\n<notes><data_usage>used the question</data_usage></notes>"
@@ -141,7 +141,7 @@ def test_json_output_nested_past_the_c_stack_fails_instead_of_crashing() -> None
     code = (
         "import sys; sys.setrecursionlimit(2_000_000)\n"
         "from sexp_tasks.handler.output import check_json\n"
-        "from sexp_tasks.handler.types import OutputSpec\n"
+        "from sexp_tasks.handler.contract import OutputSpec\n"
         "value, violations = check_json('[' * 200_000 + ']' * 200_000, OutputSpec(type='json'))\n"
         "print(value, violations)\n"
     )
@@ -170,7 +170,7 @@ OLD_FENCE = re.compile(r"^\s*```[\w-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)  # t
 def test_pathological_answers_are_read_at_once(answer: str) -> None:
     code = (
         "from sexp_tasks.handler.output import read_answer\n"
-        "from sexp_tasks.handler.types import OutputSpec\n"
+        "from sexp_tasks.handler.contract import OutputSpec\n"
         f"text = {answer}\n"
         "for spec in (OutputSpec(type='json'), OutputSpec(type='json', disable_reparsing=True)):\n"
         "    read_answer(text, spec)\n"

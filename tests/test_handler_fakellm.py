@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sexp_tasks.handler import Handler, HandlerConfig, HandlerServices, TaskPrompt
-from sexp_tasks.tasks.results import COMPLETE, FAILED
+from sexp_tasks.results import COMPLETE, FAILED
 
 FAKELLM = Path(sys.executable).parent / "fakellm"
 RULES = """\

@@ -15,7 +15,7 @@ from llm_server import LLMServer, Scripted, context_length_error
 from sexp_tasks.handler import llm, llm_workers
 from sexp_tasks.handler.llm import ModelReply, ProviderError
 from sexp_tasks.handler.output import _plain_answer
-from sexp_tasks.handler.services import Cassette, MockScript
+from sexp_tasks.handler.replay import Cassette, MockScript
 from sexp_tasks.xmltools import split_answer
 
 THREADS = 8

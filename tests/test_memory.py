@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 from sexp_tasks.config import Settings
 from sexp_tasks.memory import MemorySystem, RelevantFile, index_path, indexer, relevant_files
 from sexp_tasks.memory import git as memory_git
-from sexp_tasks.memory.context import read_ranking
 from sexp_tasks.memory.extract import describe
 from sexp_tasks.memory.ranking import Document, rank, terms
+from sexp_tasks.memory.relevant import read_ranking
+from sexp_tasks.runs.store import Store
 from sexp_tasks.runtime import Runtime
-from sexp_tasks.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -524,7 +524,7 @@ def test_read_ranking_accepts_paths_and_orders_by_score() -> None:
 def test_the_model_is_offered_every_file_of_a_small_index_and_its_answer_is_cut_to_the_limit(
     tree: Path,
 ) -> None:
-    from sexp_tasks.tasks.results import TaskResult
+    from sexp_tasks.results import TaskResult
 
     build(tree)
     asked: list[dict[str, Any]] = []

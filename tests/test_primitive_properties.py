@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sexp_tasks.calls import apply_procedure
 from sexp_tasks.config import Settings
 from sexp_tasks.errors import SexpError
-from sexp_tasks.nodes import Keyword, Symbol
-from sexp_tasks.primitives import PRIMITIVES
+from sexp_tasks.lang.calls import apply_procedure
+from sexp_tasks.lang.primitives import PRIMITIVES
 from sexp_tasks.runtime import Runtime
+from sexp_tasks.syntax.nodes import Keyword, Symbol
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

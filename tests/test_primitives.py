@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from sexp_tasks.calls import apply_procedure
 from sexp_tasks.config import Settings
 from sexp_tasks.errors import ArityError, SexpError, TypeError_
-from sexp_tasks.primitives import PRIMITIVES, signature_arity
+from sexp_tasks.lang.calls import apply_procedure
+from sexp_tasks.lang.primitives import PRIMITIVES, signature_arity
+from sexp_tasks.lang.values import Primitive
 from sexp_tasks.runtime import Runtime
-from sexp_tasks.values import Primitive
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -154,13 +154,13 @@ def test_a_python_exception_from_a_primitives_own_bug_is_not_dressed_as_the_user
 
 BUGGY_CLI = """
 import sys
-from sexp_tasks.primitives import primitive
+from sexp_tasks.lang.primitives import primitive
 
 @primitive("buggy", signature="(buggy x)")
 def buggy(x):
     return {}[x]
 
-from sexp_tasks.cli import main
+from sexp_tasks.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

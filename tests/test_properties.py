@@ -14,14 +14,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from sexp_tasks.config import Settings
-from sexp_tasks.deepstack import run_with_deep_stack
 from sexp_tasks.errors import SexpError
-from sexp_tasks.nodes import Keyword, Symbol
-from sexp_tasks.numbers import parse_number
-from sexp_tasks.printer import to_repr
-from sexp_tasks.quoting import datum
-from sexp_tasks.reader import read
+from sexp_tasks.lang.deepstack import run_with_deep_stack
+from sexp_tasks.lang.printer import to_repr
+from sexp_tasks.lang.quoting import datum
 from sexp_tasks.runtime import Runtime
+from sexp_tasks.syntax.nodes import Keyword, Symbol
+from sexp_tasks.syntax.numerals import parse_number
+from sexp_tasks.syntax.reader import read
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

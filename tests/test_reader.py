@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sexp_tasks.errors import ReadError
-from sexp_tasks.nodes import (
+from sexp_tasks.syntax.nodes import (
     ArgumentNode,
     DictNode,
     FunctionCallNode,
@@ -16,8 +16,8 @@ from sexp_tasks.nodes import (
     Symbol,
     make_list,
 )
-from sexp_tasks.reader import MAX_NESTING, Reader, atom_node, read
-from sexp_tasks.source import Source, Span
+from sexp_tasks.syntax.reader import MAX_NESTING, Reader, atom_node, read
+from sexp_tasks.syntax.source import Source, Span
 
 
 def one(text: str) -> Node:

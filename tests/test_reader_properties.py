@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sexp_tasks.errors import ReadError
-from sexp_tasks.reader import read
+from sexp_tasks.syntax.reader import read
 
 # The characters the grammar gives meaning to, plus a few it does not ([ ] @ alone), and
 # whole pieces (tokens, escapes, quote marks) so that generated text nests and breaks in

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, Cli
 from llm_server import LLMServer, Scripted
 
-from sexp_tasks.scripts_launcher import descendants
+from sexp_tasks.process.launcher import descendants
 
 PROMPT = "sexp>"
 # Output starts on a fresh line, or right after the shell turns bracketed paste off.

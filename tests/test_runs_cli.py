@@ -16,8 +16,15 @@ from typing import Any
 import pytest
 from conftest import ROOT, Cli
 
-from sexp_tasks.store import Store
-from sexp_tasks.trace import format_cost, format_duration, format_trace, result_preview, step_tree, trace_json
+from sexp_tasks.runs.store import Store
+from sexp_tasks.runs.traces import (
+    format_cost,
+    format_duration,
+    format_trace,
+    result_preview,
+    step_tree,
+    trace_json,
+)
 
 GREET = '(defatom greet (params (who str)) (instructions "Say hi to {{who}}"))\n'
 RUN_LINE = re.compile(

@@ -21,10 +21,10 @@ import pytest
 
 from sexp_tasks.config import Settings
 from sexp_tasks.errors import FormError, SexpError
-from sexp_tasks.handler import commands
-from sexp_tasks.handler.commands import run_command
+from sexp_tasks.process import child_processes as commands
+from sexp_tasks.process.child_processes import run_command
+from sexp_tasks.results import COMPLETE, FAILED, ScriptResult
 from sexp_tasks.runtime import Runtime
-from sexp_tasks.tasks.results import COMPLETE, FAILED, ScriptResult
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
@@ -410,7 +410,7 @@ def test_scripts_die_with_the_interpreter(workspace: Path, token: str) -> None:
     """Even a kill -9 of sexp itself leaves nothing behind: the launcher gets SIGTERM from the kernel."""
     (workspace / "spawn.py").write_text(SPAWN)
     code = (
-        "import sys; from pathlib import Path; from sexp_tasks.handler.commands import run_command; "
+        "import sys; from pathlib import Path; from sexp_tasks.process.child_processes import run_command; "
         f"run_command([sys.executable, 'spawn.py', '{token}', 'setsid', 'ignore-term', 'stay'],"
         " Path('.'), 60)"
     )
@@ -446,7 +446,7 @@ def test_a_script_that_kills_its_launcher_leaves_nothing(runtime: Runtime, token
 
 def test_output_read_is_bounded_even_if_the_launcher_dies(workspace: Path, token: str) -> None:
     """A process that escaped the launcher and holds the pipe cannot hang the read, and is killed."""
-    from sexp_tasks.scripts_run import ScriptRequest, run_script
+    from sexp_tasks.process.script_runner import ScriptRequest, run_script
 
     (workspace / "spawn.py").write_text(SPAWN)
     outcome: list[ScriptResult] = []
@@ -463,7 +463,7 @@ def test_output_read_is_bounded_even_if_the_launcher_dies(workspace: Path, token
         time.sleep(0.05)
     grandchild = int((workspace / f"{token}.pid").read_text())
     launchers = [
-        p for p in survivors(token) if b"scripts_launcher" in Path(f"/proc/{p}/cmdline").read_bytes()
+        p for p in survivors(token) if b"process/launcher.py" in Path(f"/proc/{p}/cmdline").read_bytes()
     ]
     assert len(launchers) == 1
     os.kill(grandchild, signal.SIGSTOP)  # out of the launcher's reach: stopped, then orphaned

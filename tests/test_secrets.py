@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import Cli
 
-from sexp_tasks.handler.commands import scrubbed_environment
-from sexp_tasks.secrets import is_credential_name, scrub
+from sexp_tasks.process.child_processes import scrubbed_environment
+from sexp_tasks.redact import is_credential_name, scrub
 
 KEY = "sk-secret-canary-0123456789"
 

@@ -15,8 +15,8 @@ from conftest import Cli
 from llm_server import LLMServer, Scripted
 
 from sexp_tasks.config import Settings
+from sexp_tasks.results import TaskResult
 from sexp_tasks.runtime import Runtime
-from sexp_tasks.tasks.results import TaskResult
 from sexp_tasks.tasks.subtasks import BadRequest, SubtaskRequest, choose_template
 from sexp_tasks.tasks.template import InputSpec, TaskTemplate
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from sexp_tasks.errors import FormError, NameError_, SexpError
-from sexp_tasks.forms import SPECIAL_FORMS
+from sexp_tasks.lang.forms import SPECIAL_FORMS
+from sexp_tasks.lang.suggest import OTHER_LANGUAGES, did_you_mean
 from sexp_tasks.runtime import Runtime
-from sexp_tasks.suggest import OTHER_LANGUAGES, did_you_mean
 
 
 def error_of(runtime: Runtime, text: str) -> SexpError:

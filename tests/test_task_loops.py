@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from sexp_tasks.config import Settings
 from sexp_tasks.errors import SexpError, UserError
-from sexp_tasks.forms.task_loops import CLAUSE_FORMS, LOOP_CONFIG, default_decision
-from sexp_tasks.primitives.loop_support import evaluation_succeeded
-from sexp_tasks.printer import to_repr
+from sexp_tasks.lang.printer import to_repr
+from sexp_tasks.lang.values import Primitive
+from sexp_tasks.results import FAILED, ScriptResult, TaskError, TaskResult
 from sexp_tasks.runtime import Runtime
-from sexp_tasks.tasks.results import FAILED, ScriptResult, TaskError, TaskResult
-from sexp_tasks.values import Primitive
+from sexp_tasks.tasks.forms.loop_support import evaluation_succeeded
+from sexp_tasks.tasks.forms.task_loops import CLAUSE_FORMS, LOOP_CONFIG, default_decision
 
 Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture of conftest.py
 

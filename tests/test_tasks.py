@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sexp_tasks.errors import SexpError
-from sexp_tasks.printer import to_repr
+from sexp_tasks.lang.printer import to_repr
 from sexp_tasks.runtime import Runtime
 from sexp_tasks.tasks.inputs import InputError, prepare_inputs, substitute
 from sexp_tasks.tasks.template import load_templates

@@ -1,8 +1,8 @@
 """Handlers: one per task execution; every model call goes through litellm (SPEC §4)."""
 
+from .contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from .handler import Handler
-from .services import Cassette, MockScript, ServiceError
-from .types import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
+from .replay import Cassette, MockScript, ServiceError
 
 __all__ = [
     "Cassette",

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..tasks.results import COMPLETE, FAILED, TaskError, TaskResult
-from ..values import parse_json_text
+from ..lang.values import parse_json_text
+from ..results import COMPLETE, FAILED, TaskError, TaskResult
 from . import llm, tokens
-from .files import file_block
+from .contract import HandlerConfig, HandlerServices, TaskPrompt
+from .file_reader import file_block
 from .llm import ModelReply, ProviderError
 from .output import instructions, read_answer
-from .services import fingerprint
+from .replay import fingerprint
 from .tools import ToolBox
-from .types import HandlerConfig, HandlerServices, TaskPrompt
 
 
 class _Stop(Exception):

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
 
-from ..secrets import scrub
-from ..values import well_formed
+from ..lang.values import well_formed
+from ..redact import scrub
 from . import llm_workers
 
 DEFAULT_INPUT_WINDOW = 100_000

@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..values import parse_json_text
+from ..lang.values import parse_json_text
 from ..xmltools import Answer, split_answer
-from .types import OutputSpec
+from .contract import OutputSpec
 
 _PLAIN = r"[^<&\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*"
 _PLAIN_NOTE = re.compile(rf"<([A-Za-z_][\w.-]*)>({_PLAIN})</\1>")

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SexpError
-from ..workspace import Workspace
-from .commands import OUTPUT_LIMIT, run_command
+from ..process.child_processes import OUTPUT_LIMIT, run_command
+from ..process.workspace import Workspace
 
 
 def _schema(name: str, description: str, **properties: str) -> dict[str, Any]:

@@ -10,8 +10,8 @@ Only the indexer reads files; at query time only the stored metadata is used.
 
 from __future__ import annotations
 
-from .context import relevant_files
 from .indexer import IndexReport, index_path
+from .relevant import relevant_files
 from .system import MemorySystem, RelevantFile
 
 __all__ = ["IndexReport", "MemorySystem", "RelevantFile", "index_path", "relevant_files"]

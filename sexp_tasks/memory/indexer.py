@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..secrets import is_secret_file
+from ..redact import is_secret_file
 from . import git
 from .extract import describe
 
@@ -64,7 +64,7 @@ UPSERT = """INSERT OR REPLACE INTO files
 
 
 class Store(Protocol):
-    """The part of sexp_tasks.store.Store the indexer uses."""
+    """The part of sexp_tasks.runs.store.Store the indexer uses."""
 
     def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None: ...
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]: ...

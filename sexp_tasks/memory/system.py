@@ -16,7 +16,7 @@ from .ranking import Document, rank
 
 
 class Store(Protocol):
-    """The part of sexp_tasks.store.Store the Memory System uses."""
+    """The part of sexp_tasks.runs.store.Store the Memory System uses."""
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]: ...
 

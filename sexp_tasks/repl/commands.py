@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import format_error
 from ..errors import SexpError
-from ..printer import to_repr
-from ..suggest import did_you_mean
-from ..trace import format_trace, preview
+from ..lang.printer import to_repr
+from ..lang.suggest import did_you_mean
+from ..runs.traces import format_trace, preview
 from .replies import Failed, Printed, Quit, Reply
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def _show(session: Session, operand: str) -> Reply:
     template = session.runtime.tasks.library.get(operand)
     if template is not None:
         return Printed(template.describe())
-    from ..forms import SPECIAL_FORMS
+    from ..lang.forms import SPECIAL_FORMS
 
     if operand in SPECIAL_FORMS:
         return Printed(f"{operand}: special form")

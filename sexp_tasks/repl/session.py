@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from ..config import Settings
-from ..deepstack import run_with_deep_stack
 from ..diagnostics import format_error
 from ..errors import ReadError, SexpError
-from ..forms import SPECIAL_FORMS
-from ..journal import Journal, new_run_id, program_hash
-from ..printer import to_repr
-from ..reader import read
+from ..lang.deepstack import run_with_deep_stack
+from ..lang.forms import SPECIAL_FORMS
+from ..lang.printer import to_repr
+from ..lang.values import Value
+from ..runs.journal import Journal, new_run_id, program_hash
+from ..runs.store import Store
 from ..runtime import Runtime
-from ..store import Store
-from ..values import Value
+from ..syntax.reader import read
 from .replies import Failed, Incomplete, Printed, Reply
 
 T = TypeVar("T")

@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .results import TaskResult
+from ..results import TaskResult
 from .settings import Parsers, choice, flag, read_settings
 from .template import ContextSettings
 

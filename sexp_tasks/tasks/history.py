@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from .results import TaskResult
+from ..results import TaskResult
 
 if TYPE_CHECKING:
-    from ..handler.types import TaskPrompt
+    from ..handler.contract import TaskPrompt
     from .reserved import HistoryConfig
 
 KEPT = 50  # exchanges remembered; older ones are forgotten

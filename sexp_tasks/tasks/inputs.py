@@ -9,8 +9,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..printer import display, to_json_value
-from ..suggest import did_you_mean
+from ..lang.printer import display, to_json_value
+from ..lang.suggest import did_you_mean
 from .template import PLACEHOLDER, InputSpec, TaskTemplate
 
 
@@ -94,7 +94,7 @@ def _checked(task: str, spec: InputSpec, value: Any) -> Any:
         "object": lambda v: isinstance(v, dict),
     }.get(spec.type, lambda v: True)
     if not ok(value):
-        from ..values import type_name
+        from ..lang.values import type_name
 
         raise InputError(
             spec.name, f"task '{task}': input '{spec.name}' must be {spec.type}, got {type_name(value)}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..suggest import did_you_mean
+from ..lang.suggest import did_you_mean
 from ..xmltools import TemplateError
 from .template import TaskTemplate, check_rules, load_templates
 

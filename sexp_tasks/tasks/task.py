@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..nodes import Keyword
-from ..values import CALL_SITE, Procedure, Value
+from ..lang.values import CALL_SITE, Procedure, Value
+from ..results import FAILED, TaskError, TaskResult
+from ..syntax.nodes import Keyword
 from .inputs import InputError, mixed_arguments, prepare_inputs, too_many_arguments
-from .results import FAILED, TaskError, TaskResult
 from .template import TaskTemplate
 
 RESERVED = ("files", "context", "model", "subtype", "history_config", "tools")

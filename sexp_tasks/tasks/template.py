@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..source import Source, Span
+from ..syntax.source import Source, Span
 from ..xmltools import TemplateError, XmlNode, parse_template_document
 
 INPUT_TYPES = ("string", "integer", "number", "boolean", "array", "object", "any")

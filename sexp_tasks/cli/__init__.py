@@ -1,0 +1,1 @@
+"""The `sexp` command: argument parsing and one module per group of subcommands."""

@@ -1,0 +1,374 @@
+"""The `sexp` command: parse arguments, build a Runtime, report results and errors.
+
+Exit statuses: 0 success, 1 the program raised (or failed a check), 2 usage or syntax error,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .. import __version__
+from ..config import Settings, load_dotenv, load_settings
+from ..diagnostics import format_error
+from ..errors import OutputClosed, ReadError, SexpError, UsageError
+from ..lang.deepstack import run_with_deep_stack
+from ..lang.printer import to_json, to_repr
+from ..lang.values import Value
+from ..redact import hide_credentials_from_other_processes
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors say `error:` once and exit 2 without a traceback."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    parser = _Parser(prog="sexp", description="A small Lisp for LLM workflows. With no COMMAND: the REPL.")
+    parser.add_argument("--version", action="version", version=f"sexp {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run a .sexp program")
+    run.add_argument("file", help="the program")
+    _program_options(run)
+    run.add_argument("--resume", metavar="RUN_ID", help="re-run, answering completed steps from the store")
+    run.add_argument("--force", action="store_true", help="with --resume: resume an edited program")
+
+    evaluate = commands.add_parser("eval", help="evaluate an expression and print its value")
+    evaluate.add_argument("expression")
+    _program_options(evaluate)
+
+    tasks = commands.add_parser("tasks", help="list, show, validate and match task templates")
+    actions = tasks.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    actions.add_parser("list", help="every template, with its description")
+    actions.add_parser("show", help="one template in full").add_argument("name")
+    validate = actions.add_parser("validate", help="check XML template files or directories")
+    validate.add_argument("paths", nargs="+")
+    actions.add_parser("match", help="templates that fit a description").add_argument("text", nargs="+")
+    for sub in actions.choices.values():
+        sub.add_argument("--templates", action="append", default=[], metavar="DIR", help="also load DIR")
+
+    index = commands.add_parser("index", help="index the workspace's files for get-context")
+    index.add_argument("path", nargs="?", help="a directory or file in the workspace (default: all of it)")
+    index.add_argument("--store", metavar="PATH", help="the store (default .sexp/store.db)")
+    index.add_argument("--workspace", metavar="DIR", help="the directory paths are relative to")
+    index.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    index.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    check = commands.add_parser("check", help="check programs without running them")
+    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument(
+        "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
+    )
+    check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    runs = commands.add_parser("runs", help="list recent runs, newest first")
+    runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
+    trace = commands.add_parser("trace", help="show a run's tree of steps")
+    trace.add_argument("run_id", metavar="RUN_ID")
+    for sub in (runs, trace):
+        sub.add_argument("--json", action="store_true", help="print JSON")
+        sub.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
+    return parser
+
+
+def _program_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="bind a global (value read as a literal when it is one)",
+    )
+    parser.add_argument(
+        "--set-str", action="append", default=[], metavar="NAME=VALUE", help="bind a global to a string"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the value as JSON (what the program prints goes to stderr)"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the JSON value and errors")
+    parser.add_argument(
+        "--model",
+        help="the model of every task call that names none itself (it overrides a template's <model>)",
+    )
+    parser.add_argument(
+        "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
+    )
+    replies = parser.add_mutually_exclusive_group()
+    replies.add_argument(
+        "--mock-responses",
+        metavar="FILE",
+        help="replies for mock/ models (a JSON list, or lists by template name)",
+    )
+    replies.add_argument("--record", metavar="FILE", help="record every model call to a cassette")
+    replies.add_argument("--replay", metavar="FILE", help="answer every model call from a cassette")
+    parser.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
+    parser.add_argument("--workspace", metavar="DIR", help="the directory files are confined to")
+    parser.add_argument(
+        "--max-cost", type=float, metavar="USD", help="stop model calls once this much is spent"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks for errors"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = build_parser().parse_args(argv)
+    hide_credentials_from_other_processes()  # before any script could look at this process
+    try:
+        return _dispatch(args)
+    except UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OutputClosed as closed:  # stdout closed or full: end quietly (SPEC §10.1)
+        if getattr(args, "debug", False):
+            import traceback
+
+            traceback.print_exception(closed.cause, file=sys.stderr)
+        from .stdout import discard_stdout
+
+        discard_stdout()
+        return EXIT_OK if closed.closed_pipe else EXIT_ERROR
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    cwd = Path.cwd()
+    for warning in load_dotenv(cwd):
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.command == "check":
+        templates = {"template_flags": tuple(args.templates) or None}
+        return _guarded(args, lambda: _check(args.files, load_settings(cwd, templates)))
+    if args.command is None:
+        from ..repl import start
+
+        return start(load_settings(cwd, {}), debug=args.debug)
+    if args.command in ("runs", "trace"):
+        from .run_commands import runs_command, trace_command
+
+        store = load_settings(cwd, {"store": args.store})
+        if args.command == "runs":
+            return _guarded(args, lambda: runs_command(store, args.json, args.limit))
+        return _guarded(args, lambda: trace_command(store, args.run_id, args.json))
+    if args.command == "index":
+        from .index_commands import run_index_command
+
+        index = (args.path, args.store, args.workspace, args.quiet, cwd)
+        return _guarded(args, lambda: run_index_command(*index))
+    if args.command == "tasks":
+        from .task_commands import run_tasks_command
+
+        settings = load_settings(cwd, {"template_flags": tuple(args.templates) or None})
+        operands = {"show": lambda: [args.name], "validate": lambda: args.paths, "match": lambda: args.text}
+        action = args.action
+        return _guarded(args, lambda: run_tasks_command(action, operands.get(action, list)(), settings))
+    settings = load_settings(cwd, _overrides(args))
+    for warning in settings.warnings:
+        if not settings.quiet:
+            print(f"warning: {warning}", file=sys.stderr)
+    if args.command == "run":
+        path = Path(args.file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise UsageError(f"cannot read '{args.file}': {getattr(err, 'strerror', None) or err}") from None
+        started: list[Any] = []  # the runtime, so an interrupt can mark its run even if it is stuck
+
+        def abandon() -> None:
+            if started:
+                started[0].abandon_run()
+
+        return _guarded(args, lambda: _run(args, settings, text, path, False, started), abandon)
+    return _guarded(args, lambda: _run(args, settings, args.expression, None, print_nil=True))
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "model_override": args.model,
+        "template_flags": tuple(args.templates) or None,
+        "mock_responses": args.mock_responses,
+        "record": getattr(args, "record", None),
+        "replay": getattr(args, "replay", None),
+        "store": args.store,
+        "workspace": args.workspace,
+        "max_cost_usd": args.max_cost,
+        "quiet": args.quiet or None,
+    }
+
+
+def _guarded(
+    args: argparse.Namespace, action: Callable[[], int], on_interrupt: Callable[[], None] | None = None
+) -> int:
+    """Run action on a deep stack; turn every error into a message and an exit status."""
+    debug = getattr(args, "debug", False)
+    import traceback  # only for --debug, but cheap enough to import before it is needed here
+
+    try:
+        return run_with_deep_stack(action)
+    except SexpError as err:
+        if debug:
+            traceback.print_exception(err, file=sys.stderr)
+        print(format_error(err), file=sys.stderr)
+        return EXIT_USAGE if isinstance(err, ReadError) else EXIT_ERROR
+    except KeyboardInterrupt:
+        if on_interrupt is not None:
+            on_interrupt()
+        raise
+    except UsageError:
+        raise
+    except BrokenPipeError as err:  # `sexp runs | head -1`: the reader has what it wanted
+        raise OutputClosed(err) from None
+    except RecursionError:
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        print("error: nesting too deep to evaluate", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug in sexp itself, not the user's mistake
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        hint = "" if debug else " (run with --debug for details)"
+        print(f"internal error: {type(exc).__name__}: {exc}{hint}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _run(
+    args: argparse.Namespace,
+    settings: Settings,
+    text: str,
+    path: Path | None,
+    print_nil: bool,
+    started: list[Any] | None = None,
+) -> int:
+    from ..runtime import Runtime  # the runtime imports the reader (lark); keep --help fast
+
+    bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
+    # With --json, stdout holds the one JSON document; what the program prints goes to stderr.
+    runtime = Runtime(settings, out=sys.stderr if args.json else None, program=path)
+    if started is not None:
+        started.append(runtime)
+    for name, value in bindings:
+        runtime.define(name, value)
+    if path is None:
+        value = runtime.run_source(text, "<eval>")
+    else:
+        value = runtime.run_recorded(path, text, dict(bindings), args.resume, args.force)
+    _report(value, args.json, settings.quiet, print_nil, sys.stdout)
+    failure_line = getattr(value, "failure_line", None)  # a FAILED TaskResult
+    if failure_line is not None and failure_line() is not None:
+        print(failure_line(), file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _report(value: Value, as_json: bool, quiet: bool, print_nil: bool, out: TextIO) -> None:
+    if as_json:
+        out.write(to_json(value) + "\n")
+    elif not quiet and (value is not None or print_nil):
+        out.write(to_repr(value) + "\n")
+    out.flush()
+
+
+def _bindings(assignments: list[str], literal: bool) -> list[tuple[str, Value]]:
+    """NAME=VALUE pairs from --set (read as a literal when it is one) or --set-str."""
+    flag = "--set" if literal else "--set-str"
+    pairs = []
+    for assignment in assignments:
+        name, equals, raw = assignment.partition("=")
+        if not equals or not name.strip():
+            raise UsageError(f"{flag} expects NAME=VALUE, got '{assignment}'")
+        pairs.append((_global_name(name.strip(), flag), literal_value(raw) if literal else raw))
+    return pairs
+
+
+def _global_name(name: str, flag: str) -> str:
+    """name, when a program could bind it: a symbol that is not a special form's name."""
+    from ..lang.forms import SPECIAL_FORMS
+    from ..syntax.nodes import Symbol
+    from ..syntax.reader import read
+
+    if name in SPECIAL_FORMS:
+        raise UsageError(f"{flag}: '{name}' is a special form; it cannot be set")
+    try:
+        forms = read(name, flag)
+    except ReadError:
+        forms = []
+    if len(forms) != 1 or not isinstance(forms[0], Symbol) or forms[0].name != name:
+        raise UsageError(f"{flag}: '{name}' is not a name a program can use")
+    return name
+
+
+def literal_value(raw: str) -> Value:
+    """The value of raw when it reads as one literal (number, string, boolean, nil, quoted datum)."""
+    from ..lang.quoting import datum
+    from ..syntax.nodes import FunctionCallNode, Literal
+    from ..syntax.reader import read
+
+    try:
+        forms = read(raw, "--set")
+    except ReadError:
+        return raw
+    if len(forms) == 1:
+        form = forms[0]
+        if isinstance(form, Literal):
+            return form.value
+        if isinstance(form, FunctionCallNode) and form.name == "quote" and len(form.arguments) == 1:
+            return datum(form.args[0])
+    return raw
+
+
+def _check(files: list[str], settings: Settings) -> int:
+    from ..lang.check import check_forms
+    from ..runtime import Runtime
+    from ..syntax.reader import read
+
+    status = EXIT_OK
+    for name in files:
+        try:
+            text = Path(name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            print(f"error: cannot read '{name}': {getattr(err, 'strerror', None) or err}", file=sys.stderr)
+            status = max(status, EXIT_USAGE)
+            continue
+        try:
+            forms = read(text, name)
+        except ReadError as err:
+            print(format_error(err), file=sys.stderr)
+            status = max(status, EXIT_USAGE)
+            continue
+        problems = check_forms(forms, Runtime(settings, program=Path(name)))
+        for problem in problems:
+            print(format_error(problem), file=sys.stderr)
+        if problems:
+            status = max(status, EXIT_ERROR)
+        else:
+            print(f"{name}: ok")
+    return status
+
+
+def entry_point() -> None:
+    """The console script: exit with main's status."""
+    from .stdout import discard_stdout, guard_stdout
+
+    guard_stdout()
+    status = main()
+    try:
+        sys.stdout.flush()
+    except OutputClosed as closed:
+        discard_stdout()
+        status = status or (EXIT_OK if closed.closed_pipe else EXIT_ERROR)
+    os._exit(status) if status == EXIT_INTERRUPTED else sys.exit(status)

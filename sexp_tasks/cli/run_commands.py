@@ -1,0 +1,66 @@
+"""`sexp runs` (recent runs, newest first) and `sexp trace RUN_ID` (a run's tree of steps)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from ..config import Settings
+from ..runs.store import Store
+from ..runs.traces import format_run_line, format_trace, run_summary, trace_json
+
+EXIT_OK, EXIT_ERROR = 0, 1
+
+
+def open_store(settings: Settings) -> Store | None:
+    """The run store, or None when there is none yet (looking must not create one)."""
+    if not Path(settings.store).is_file():
+        return None
+    return Store(settings.store, create=False)
+
+
+def runs_command(settings: Settings, as_json: bool, limit: int, out: TextIO | None = None) -> int:
+    """Print the most recent runs, one a line (or a JSON list); nothing when there is no store."""
+    out = out or sys.stdout
+    store = open_store(settings)
+    summaries = [] if store is None else [run_summary(run) for run in store.recent_runs(limit)]
+    if store is not None:
+        store.close()
+    if as_json:
+        out.write(json.dumps(summaries, ensure_ascii=False) + "\n")
+    for summary in [] if as_json else summaries:
+        out.write(format_run_line(summary) + "\n")
+    out.flush()
+    return EXIT_OK
+
+
+def trace_command(settings: Settings, run_id: str, as_json: bool, out: TextIO | None = None) -> int:
+    """Print a run's tree of steps (or it as JSON); exit 1 for a run the store does not hold."""
+    out = out or sys.stdout
+    store = open_store(settings)
+    try:
+        run = None if store is None else store.run(run_id)
+        if run is None or store is None:
+            print(f"error: unknown run '{run_id}'", file=sys.stderr)
+            return EXIT_ERROR
+        steps = store.steps(run_id)
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        out.write(json.dumps(trace_json(run, steps), ensure_ascii=False) + "\n")
+    else:
+        out.write(format_trace(run, steps, unicode=_can_draw(out)) + "\n")
+    out.flush()
+    return EXIT_OK
+
+
+def _can_draw(out: TextIO) -> bool:
+    """Whether out can take the box-drawing characters of the tree."""
+    try:
+        "├└│…".encode(getattr(out, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True

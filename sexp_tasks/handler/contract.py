@@ -1,0 +1,89 @@
+"""The contract between the Task System and a Handler.
+
+The Task System renders a template into a TaskPrompt (substitution is the Evaluator's job and
+is finished before a Handler sees the text); a Handler runs the conversation under the
+budgets of its HandlerConfig and returns a TaskResult (sexp_tasks.results).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .cost import CostBudget
+
+if TYPE_CHECKING:
+    from .replay import Cassette, MockScript
+
+BASE_SYSTEM_PROMPT = "You are a careful assistant that completes one well-defined task at a time."
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """How the answer must look: see SPEC §3.4."""
+
+    type: str = "text"  # text | json
+    schema: str | None = None  # object | array | [] | string[] | number | boolean | string
+    json_schema: dict[str, Any] | None = None
+    manual_xml: bool = False
+    disable_reparsing: bool = False
+
+
+@dataclass(frozen=True)
+class TaskPrompt:
+    """A rendered task: the messages' parts, the output protocol, and what to record in notes."""
+
+    template: str  # the template's name, for notes and the default mock reply
+    instructions: str  # substituted: the user message starts with this
+    system: str | None = None  # the template's own system text (the Handler adds base and output parts)
+    context: str | None = None  # a context block appended to the user message, when there is context
+    file_paths: tuple[str, ...] = ()  # files the Handler reads into the user message (workspace-confined)
+    history: tuple[tuple[str, str], ...] = ()  # earlier (user, assistant) exchanges to replay first
+    output: OutputSpec = OutputSpec()
+    model: str | None = None  # the resolved model string (litellm form, or mock/<name>)
+
+
+@dataclass(frozen=True)
+class HandlerConfig:
+    """Immutable settings of one Handler."""
+
+    model: str
+    api_base: str | None = None
+    provider: str | None = None
+    max_turns: int = 10
+    max_tool_calls_per_turn: int = 16  # more tool calls in one model turn is RESOURCE_EXHAUSTION
+    max_tokens: int | None = None  # the output limit sent with each call, when set; bounds its cost
+    max_context_window_fraction: float = 0.8
+    warning_fraction: float = 0.8
+    system_prompt: str = BASE_SYSTEM_PROMPT
+    tools: tuple[str, ...] = ()
+    num_retries: int = 2
+    timeout: float = 600.0
+    workspace: Path = field(default_factory=Path.cwd)
+    script_timeout: float = 60.0
+
+
+@dataclass
+class HandlerServices:
+    """Mutable services shared by every Handler of a run: mock script, cassette, user, warnings."""
+
+    mock: MockScript = field(default_factory=lambda: _services().MockScript())
+    cassette: Cassette | None = None
+    ask_user: Callable[[str], str] | None = None
+    warn: Callable[[str], None] = field(default=lambda message: None)
+    # Runs a spawn_subtask request (a SubtaskRequest dict) and gives its TaskResult.
+    spawn_subtask: Callable[[dict[str, Any]], Any] | None = None
+    # Runs a tool call (name, arguments, run) as a journaled step of the run; its answer.
+    record_tool: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = None
+    # Makes a model call (model, messages, tool schemas, send) as a journaled turn; its ModelReply.
+    record_turn: Callable[[str, list[dict[str, Any]], Any, Callable[[], Any]], Any] | None = None
+    # The run's cost budget: each call reserves its estimated cost before it is sent.
+    budget: CostBudget = field(default_factory=CostBudget)
+
+
+def _services() -> Any:
+    from . import replay as services
+
+    return services

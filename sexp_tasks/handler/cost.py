@@ -1,0 +1,101 @@
+"""What model calls cost: the run's budget (max_cost_usd) and how a cost is written.
+
+The budget holds under concurrency (SPEC §10.1): before it is sent, a call reserves an estimate of
+its cost and is refused when what is spent plus what is reserved would pass the budget; when it
+ends, its reservation is replaced by what it really cost (released when it failed). Calls in flight
+together can then pass the budget only by what their outputs cost beyond the estimates.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+from ..results import TaskError
+
+
+class CostBudget:
+    """The run's spending against its budget (None: no budget), shared by every Handler of the run."""
+
+    def __init__(self, limit: float | None = None, spent: float = 0.0) -> None:
+        self.limit = limit
+        self._spent = spent
+        self._reserved = 0.0
+        self._in_flight = 0
+        self._largest_output = 0  # the most output tokens a call of this run has given
+        self._lock = threading.Lock()
+
+    @property
+    def spent(self) -> float:
+        with self._lock:
+            return self._spent
+
+    @property
+    def largest_output(self) -> int:
+        with self._lock:
+            return self._largest_output
+
+    def seed(self, spent: float) -> None:
+        """Start from what a resumed run had already spent."""
+        with self._lock:
+            self._spent = spent
+
+    def refusal(self) -> TaskError | None:
+        """The error refusing any further model call once the budget is spent, else None."""
+        with self._lock:
+            return self._refused(0.0)
+
+    def reserve(self, estimate: float) -> TaskError | None:
+        """Hold estimate against the budget for a call about to be sent (settle it when the call
+        ends); the error refusing the call instead when it would pass the budget."""
+        with self._lock:
+            refused = self._refused(estimate)
+            if refused is None:
+                self._reserved += estimate
+                self._in_flight += 1
+            return refused
+
+    def settle(self, reserved: float, cost: float, output_tokens: int = 0) -> None:
+        """Replace a call's reservation by what it cost (0 when it failed), noting its output size."""
+        with self._lock:
+            self._in_flight -= 1
+            self._reserved = self._reserved - reserved if self._in_flight else 0.0  # no rounding drift
+            self._count(cost, output_tokens)
+
+    def spend(self, cost: float, output_tokens: int = 0) -> None:
+        """Count the cost of a call that reserved nothing (a replayed one)."""
+        with self._lock:
+            self._count(cost, output_tokens)
+
+    def _count(self, cost: float, output_tokens: int) -> None:
+        self._spent += cost
+        self._largest_output = max(self._largest_output, output_tokens)
+
+    def _refused(self, estimate: float) -> TaskError | None:
+        spent, reserved, limit = self._spent, self._reserved, self.limit
+        if limit is None or (spent < limit and spent + reserved + estimate <= limit):
+            return None
+        held = f" and holds {format_cost(reserved)} for calls in flight" if reserved else ""
+        message = f"the run has spent {format_cost(spent)}{held} of its {format_cost(limit)} budget; "
+        if spent >= limit:
+            message += "no more model calls"
+        else:
+            message += f"this call, estimated at {format_cost(estimate)}, would pass it"
+        metrics = {
+            "spent_usd": spent,
+            "reserved_usd": reserved,
+            "estimate_usd": estimate,
+            "max_cost_usd": limit,
+        }
+        return TaskError("RESOURCE_EXHAUSTION", message, resource="cost", metrics=metrics)
+
+
+def format_cost(usd: float | None) -> str:
+    """A cost in dollars to 4 significant digits, never fewer than cents: `$0.00`, `$0.000065`,
+    `$0.005`, `$1.235`, `$1234.50` — so a spent amount is never shown equal to a budget it passed."""
+    value = float(usd or 0.0)
+    if value == 0.0 or not math.isfinite(value):
+        return "$0.00" if value == 0.0 else f"${value}"
+    decimals = max(2, 3 - math.floor(math.log10(abs(value))))
+    whole, _, fraction = f"{value:.{decimals}f}".partition(".")
+    return f"${whole}.{fraction.rstrip('0').ljust(2, '0')}"

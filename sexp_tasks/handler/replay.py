@@ -1,0 +1,192 @@
+"""Services shared by every Handler of one run: the mock script and the record/replay cassette."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..errors import SexpError, UsageError
+from ..lang.suggest import did_you_mean
+from ..redact import scrub
+from .llm import MockReply, ModelReply
+
+
+class ServiceError(SexpError):
+    """A mock script or cassette that cannot be used (stops the program, exit 1)."""
+
+    error_type = "HANDLER_ERROR"
+
+
+class MockScript:
+    """Scripted replies for mock/ models (thread-safe): one list for every template, or a list per
+    template. A list's replies go to the calls in program order — inside pmap by element index
+    (elements.ProgramOrder) — and once it runs out its last reply repeats, with one warning."""
+
+    def __init__(
+        self,
+        entries: list[Any] | dict[str, list[Any]] | None = None,
+        warn: Callable[[str], None] = lambda message: None,
+    ) -> None:
+        from ..elements import ProgramOrder
+
+        self.by_template = isinstance(entries, dict)
+        lists = entries if isinstance(entries, dict) else {"": entries or []}
+        self.replies = {
+            name: [_check_entry(e, i, name) for i, e in enumerate(replies)] for name, replies in lists.items()
+        }
+        self.entries = self.replies.get("", [])  # the list form's replies
+        self.calls = 0
+        self._order = ProgramOrder()
+        self._warn = warn
+        self._ran_out: set[str] = set()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_file(cls, path: str | Path, warn: Callable[[str], None] = lambda message: None) -> MockScript:
+        """The script in a JSON file: a list of replies, or an object mapping template names to
+        lists of replies; a reply is a string or a {"content", "tool_calls"} object.
+        Holding no replies at all is a usage error."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ServiceError(f"mock responses: no such file '{path}'") from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise ServiceError(f"mock responses: cannot read '{path}': {err}") from None
+        except json.JSONDecodeError as err:
+            raise ServiceError(
+                f"mock responses: '{path}' is not JSON: {err.msg} (line {err.lineno})"
+            ) from None
+        if isinstance(data, dict):
+            for name, replies in data.items():
+                if not isinstance(replies, list):
+                    raise ServiceError(
+                        f"mock responses: '{path}': the replies for '{name}' must be a JSON list"
+                    )
+        elif not isinstance(data, list):
+            raise ServiceError(
+                f"mock responses: '{path}' must hold a JSON list of replies or an object of lists"
+            )
+        empty = [name for name, replies in data.items() if not replies] if isinstance(data, dict) else []
+        if not data or empty:
+            what = f"an empty list for '{empty[0]}'" if empty else "an empty list or object"
+            raise UsageError(f"--mock-responses: '{path}' holds no replies ({what})")
+        return cls(data, warn)
+
+    def next(self, template: str, in_output_section: bool = False) -> MockReply:
+        """The reply for this call of template, or `mock response <n> for <template>` without a script.
+
+        The unscripted reply answers in the output protocol when the task asks for it, so that a
+        mock run reads like a well-behaved model's (no "no <output> section" warning)."""
+        with self._lock:
+            self.calls += 1
+            calls = self.calls
+        if not self.by_template and not self.entries:
+            text = f"mock response {calls} for {template}"
+            return MockReply(f"<output>{text}</output>" if in_output_section else text)
+        key = template if self.by_template else ""
+        replies = self.replies.get(key)
+        if replies is None:
+            known = ", ".join(sorted(self.replies))
+            raise ServiceError(
+                f"mock responses: no replies for task '{template}' (replies are given for: {known})"
+                + did_you_mean(template, self.replies)
+            )
+        number = self._order.take(key)
+        if number >= len(replies):
+            self._running_out(key, template)
+        entry = replies[min(number, len(replies) - 1)]
+        if isinstance(entry, str):
+            return MockReply(entry)
+        return MockReply(str(entry.get("content") or ""), list(entry.get("tool_calls") or []))
+
+    def _running_out(self, key: str, template: str) -> None:
+        """Warn, the first time only, that a list of replies ran out."""
+        with self._lock:
+            if key in self._ran_out:
+                return
+            self._ran_out.add(key)
+        self._warn(f"mock responses for {template} ran out; repeating the last")
+
+
+def _check_entry(entry: Any, index: int, template: str = "") -> Any:
+    where = f"entry {index + 1}" + (f" for '{template}'" if template else "")
+    if isinstance(entry, str):
+        return entry
+    if isinstance(entry, dict) and isinstance(entry.get("tool_calls", []), list):
+        for call in entry.get("tool_calls") or []:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise ServiceError(f'mock responses: {where}: a tool call needs a "name"')
+        return entry
+    raise ServiceError(f'mock responses: {where} must be a string or {{"content", "tool_calls"}}')
+
+
+def fingerprint(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+    """A stable key for a request: sha256 of its model, messages and tools."""
+    text = json.dumps({"model": model, "messages": messages, "tools": tools or []}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Cassette:
+    """Model replies recorded to, or replayed from, a JSONL file keyed by the request."""
+
+    def __init__(self, path: str | Path, mode: str) -> None:
+        if mode not in ("record", "replay"):
+            raise ValueError(f"cassette mode must be record or replay, not {mode!r}")
+        self.path = Path(path)
+        self.mode = mode
+        self._lock = threading.Lock()
+        self._replies: dict[str, list[dict[str, Any]]] = {}
+        self._served: dict[str, int] = {}
+        if mode == "replay":
+            self._load()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("", encoding="utf-8")
+
+    @property
+    def replaying(self) -> bool:
+        return self.mode == "replay"
+
+    def _load(self) -> None:
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except OSError as err:
+            raise ServiceError(f"replay: cannot read cassette '{self.path}': {err.strerror or err}") from None
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                self._replies.setdefault(entry["key"], []).append(entry["reply"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise ServiceError(
+                    f"replay: cassette '{self.path}' line {number} is not a recorded reply"
+                ) from None
+
+    def replay(self, key: str, model: str) -> ModelReply:
+        """The recorded reply for this request (in recorded order); ServiceError when there is none."""
+        with self._lock:
+            replies = self._replies.get(key)
+            if not replies:
+                raise ServiceError(
+                    f"replay: cassette '{self.path}' has no recorded reply for this request to {model} "
+                    f"(key {key[:12]}); record it again with --record"
+                )
+            index = self._served.get(key, 0)
+            self._served[key] = index + 1
+            reply = dict(replies[min(index, len(replies) - 1)])
+        reply["latency_ms"] = 0.0
+        return ModelReply(**reply)
+
+    def record(self, key: str, model: str, reply: ModelReply) -> None:
+        """Append one reply (no headers, keys or api_base: nothing secret is written)."""
+        line = scrub(
+            json.dumps({"key": key, "model": model, "reply": asdict(reply)}, sort_keys=True), shaped=False
+        )
+        with self._lock, self.path.open("a", encoding="utf-8") as stream:
+            stream.write(line + "\n")

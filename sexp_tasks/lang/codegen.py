@@ -1,0 +1,98 @@
+"""Small code builders shared by the compiler and the special forms."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import NameError_
+from ..syntax.nodes import DictNode, FunctionCallNode, ListNode, Node, Symbol
+from .values import UNBOUND, Code, Value
+
+# Forms whose bodies get a frame of their own; `define` inside them is not the enclosing frame's.
+SCOPE_FORMS = frozenset({"lambda", "fn", "let", "let*", "quote", "quasiquote", "catch"})
+
+
+def local_definitions(nodes: Sequence[Node]) -> list[str]:
+    """Names that `define`/`bind` forms in a body bind in the body's own frame, in order."""
+    found: list[str] = []
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, FunctionCallNode):
+            name = node.head.name
+            if name in SCOPE_FORMS:
+                continue
+            args = node.args
+            if name in ("define", "bind", "defatom") and args:
+                target = args[0]
+                if isinstance(target, Symbol):
+                    found.append(target.name)
+                    stack.extend(reversed(args[1:]))
+                elif isinstance(target, FunctionCallNode):
+                    found.append(target.head.name)
+                continue
+            stack.extend(reversed(args))
+        elif isinstance(node, ListNode):
+            stack.extend(reversed(node.items))
+        elif isinstance(node, DictNode):
+            stack.extend(reversed(node.items))
+    return found
+
+
+def constant(value: Value) -> Code:
+    """Code that always gives value."""
+    return lambda env: value
+
+
+def frame_at(env: list[Any], depth: int) -> list[Any]:
+    """The frame `depth` links up the chain."""
+    for _ in range(depth):
+        env = env[0]
+    return env
+
+
+def checked_reference(depth: int, slot: int, node: Symbol) -> Code:
+    """A read of a slot that `define` fills later: reading it before then is an error."""
+    name, span = node.name, node.span
+
+    def reference(env: list[Any]) -> Value:
+        value = frame_at(env, depth)[slot]
+        if value is UNBOUND:
+            raise NameError_(f"'{name}' is used before its definition has run", span)
+        return value
+
+    return reference
+
+
+def sequence(codes: list[Code]) -> Code:
+    """Run codes in order and give the last value (nil for none)."""
+    if not codes:
+        return lambda env: None
+    if len(codes) == 1:
+        return codes[0]
+    if len(codes) == 2:
+        first, second = codes
+
+        def run2(env: list[Any]) -> Value:
+            first(env)
+            return second(env)
+
+        return run2
+    if len(codes) == 3:
+        c1, c2, c3 = codes
+
+        def run3(env: list[Any]) -> Value:
+            c1(env)
+            c2(env)
+            return c3(env)
+
+        return run3
+    body, last = codes[:-1], codes[-1]
+
+    def run(env: list[Any]) -> Value:
+        for code in body:
+            code(env)
+        return last(env)
+
+    return run

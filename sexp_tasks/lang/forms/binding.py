@@ -1,0 +1,158 @@
+"""Binding forms: let, let*, define, bind, set!."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...errors import FormError, NameError_
+from ...syntax.nodes import FunctionCallNode, Node, Symbol, elements, make_list
+from ..codegen import frame_at, local_definitions
+from ..dynamic import rebind
+from ..environment import Scope
+from ..values import UNBOUND, Code, Value
+from . import special_form
+from .functions import compile_closure, is_lambda
+
+if TYPE_CHECKING:
+    from ..compiler import Compiler
+
+
+def _bindings(form: FunctionCallNode) -> tuple[list[tuple[str, Node]], tuple[Node, ...]]:
+    """Split (let ((name expr)...) body...) into its bindings and body."""
+    usage = f"{form.name}: expected ({form.name} ((name expr)...) body...)"
+    args = form.args
+    if not args:
+        raise FormError(usage, form.span)
+    items = elements(args[0])
+    if items is None:
+        raise FormError(usage, form.span)
+    pairs: list[tuple[str, Node]] = []
+    for item in items:
+        if not (isinstance(item, FunctionCallNode) and len(item.arguments) == 1):
+            raise FormError(
+                f"{form.name}: each binding must be (name expr)", getattr(item, "span", None) or form.span
+            )
+        pairs.append((item.head.name, item.arguments[0].value))
+    return pairs, args[1:]
+
+
+@special_form("let")
+def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    pairs, body = _bindings(form)
+    names = [name for name, _ in pairs]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        raise FormError(f"let: '{duplicate}' is bound twice", form.span)
+    inits = [c.compile(expr, scope) for _, expr in pairs]
+    inner = Scope(scope, names)
+    for local in local_definitions(body):
+        inner.declare(local)
+    body_code = c.compile_body(body, inner, tail)
+    padding = [UNBOUND] * (inner.size - len(names))
+
+    def run(env: list[Any]) -> Value:
+        frame = [env, env[1]]
+        for init in inits:
+            frame.append(init(env))
+        if padding:
+            frame.extend(padding)
+        return body_code(frame)
+
+    return run
+
+
+@special_form("let*")
+def compile_let_star(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    pairs, body = _bindings(form)
+    inner = Scope(scope)
+    steps: list[tuple[int, Code]] = []
+    for name, expr in pairs:
+        code = c.compile(expr, inner)  # sees the names bound so far, and the outer scope
+        steps.append((inner.declare(name, maybe_unbound=False), code))
+    for local in local_definitions(body):
+        inner.declare(local)
+    body_code = c.compile_body(body, inner, tail)
+
+    def run(env: list[Any]) -> Value:
+        frame: list[Any] = [env, env[1]] + [UNBOUND] * inner.size
+        for slot, code in steps:
+            frame[slot] = code(frame)
+        return body_code(frame)
+
+    return run
+
+
+@special_form("define", "bind")
+def compile_define(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    args = form.args
+    match args:
+        case [Symbol() as target, expr]:
+            value_code = (
+                compile_closure(c, expr.name, target.name, expr.args[0], expr.args[1:], scope, expr.span)  # type: ignore[union-attr]
+                if is_lambda(expr) and len(expr.args) >= 1  # type: ignore[union-attr]
+                else c.compile(expr, scope)
+            )
+            return store(target.name, value_code, scope, c, result=None)
+        case [FunctionCallNode() as signature, *body] if form.name == "define":
+            name = signature.head.name
+            params_node = make_list(tuple(signature.args), signature.span)
+            closure_code = compile_closure(c, "define", name, params_node, body, scope, form.span)
+            return store(name, closure_code, scope, c, result=signature.head)
+    if form.name == "define":
+        raise FormError("define: expected (define name expr) or (define (name params...) body...)", form.span)
+    raise FormError("bind: expected (bind name expr)", form.span)
+
+
+def store(name: str, value_code: Code, scope: Scope | None, c: Compiler, result: Symbol | None) -> Code:
+    """Bind name in the current frame (global at top level); give the value, or `result` if set."""
+    if scope is None:
+        table = c.globals.values
+
+        def store_global(env: list[Any]) -> Value:
+            value = value_code(env)
+            table[name] = value
+            return value if result is None else result
+
+        return store_global
+    slot = scope.declare(name)
+
+    def store_local(env: list[Any]) -> Value:
+        value = value_code(env)
+        env[slot] = value
+        return value if result is None else result
+
+    return store_local
+
+
+@special_form("set!")
+def compile_set(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    match form.args:
+        case [Symbol() as target, expr]:
+            pass
+        case _:
+            raise FormError("set!: expected (set! name expr)", form.span)
+    name, span = target.name, form.span
+    value_code = c.compile(expr, scope)
+    found = scope.resolve(name) if scope is not None else None
+    if found is not None:
+        depth, slot, _ = found
+
+        def set_local(env: list[Any]) -> Value:
+            value = value_code(env)
+            frame_at(env, depth)[slot] = value
+            return value
+
+        return set_local
+    table = c.globals.values
+    globals_ = c.globals
+
+    def set_global(env: list[Any]) -> Value:
+        value = value_code(env)
+        if rebind(name, value):  # a dynamic variable's binding in force, not the global table
+            return value
+        if name not in table:
+            raise NameError_(f"set!: '{name}' is not bound{globals_.suggestion(name, scope)}", span)
+        table[name] = value
+        return value
+
+    return set_global

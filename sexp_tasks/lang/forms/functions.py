@@ -1,0 +1,58 @@
+"""lambda and fn: closures with lexical scope."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...errors import FormError
+from ...syntax.nodes import FunctionCallNode, Node
+from ...syntax.source import Span
+from ..codegen import local_definitions
+from ..environment import Scope
+from ..lambda_list import LambdaList, parse_params
+from ..values import Closure, Code, Value
+from . import special_form
+
+if TYPE_CHECKING:
+    from ..compiler import Compiler
+
+
+@special_form("lambda", "fn")
+def compile_lambda_form(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    args = form.args
+    if not args:
+        raise FormError(f"{form.name}: expected ({form.name} (params...) body...)", form.span)
+    return compile_closure(c, form.name, "lambda", args[0], args[1:], scope, form.span)
+
+
+def compile_closure(
+    c: Compiler,
+    form_name: str,
+    name: str,
+    params_node: Node,
+    body: Sequence[Node],
+    scope: Scope | None,
+    span: Span | None,
+) -> Code:
+    """Compile a lambda: its parameters get a new frame, its body runs in tail position."""
+    params = parse_params(params_node, form_name, span)
+    inner = Scope(scope, params.names)
+    lambda_list = LambdaList(name, params, c.recursion_limit)
+    for param_name, default in [*params.optional, *params.keys]:
+        if default is not None:
+            lambda_list.defaults[param_name] = c.compile(default, inner)
+    for local in local_definitions(body):
+        inner.declare(local)
+    body_code = c.compile_body(body, inner, tail=True)
+    lambda_list.finish(inner.size)
+
+    def make_closure(env: list[Any]) -> Value:
+        return Closure(name, env, lambda_list, body_code, span)
+
+    return make_closure
+
+
+def is_lambda(node: Node) -> bool:
+    """Whether node is a (lambda ...) or (fn ...) form."""
+    return isinstance(node, FunctionCallNode) and node.name in ("lambda", "fn")

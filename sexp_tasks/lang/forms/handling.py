@@ -1,0 +1,52 @@
+"""Error handling: (try body... (catch err handler...))."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...errors import FormError, SexpError
+from ...syntax.nodes import FunctionCallNode, Symbol
+from ..codegen import local_definitions
+from ..environment import Scope
+from ..values import UNBOUND, Code, Value
+from . import special_form
+
+if TYPE_CHECKING:
+    from ..compiler import Compiler
+
+_USAGE = "try: expected (try body... (catch err handler...))"
+
+
+@special_form("try")
+def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    args = form.args
+    if not args or not (isinstance(args[-1], FunctionCallNode) and args[-1].name == "catch"):
+        raise FormError(_USAGE, form.span)
+    clause = args[-1]
+    match clause.args:
+        case [Symbol() as err_name, *handler_nodes]:
+            pass
+        case _:
+            raise FormError(_USAGE, clause.span)
+    # The body is not in tail position: a tail call would leave the try before it ran.
+    body = c.compile_body(args[:-1], scope, tail=False)
+    inner = Scope(scope, [err_name.name])
+    for local in local_definitions(handler_nodes):
+        inner.declare(local)
+    handler = c.compile_body(handler_nodes, inner, tail)
+    padding = [UNBOUND] * (inner.size - 1)
+
+    def run(env: list[Any]) -> Value:
+        try:
+            return body(env)
+        except SexpError as err:
+            return handler([env, env[1], err.to_value(), *padding])
+
+    return run
+
+
+@special_form("catch")
+def compile_catch(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    raise FormError(
+        "catch: only allowed as the last clause of (try body... (catch err handler...))", form.span
+    )

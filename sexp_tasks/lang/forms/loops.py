@@ -1,0 +1,74 @@
+"""Loops: (loop count body...) and (while test body...)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...errors import FormError, TypeError_
+from ...syntax.nodes import FunctionCallNode, ListNode, Node
+from ..printer import to_repr
+from ..values import Code, Value
+from . import SPECIAL_FORMS, special_form
+
+if TYPE_CHECKING:
+    from ..compiler import Compiler
+    from ..environment import Scope
+
+
+@special_form("loop")
+def compile_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    args = form.args
+    if not args:
+        raise FormError("loop: expected (loop count body...)", form.span)
+    if _bindings(args[0], scope, c):
+        raise FormError(
+            "loop: expected (loop count body...): a count, not bindings"
+            " (to loop over a variable, use while inside let)",
+            args[0].span,
+        )
+    count_code = c.compile(args[0], scope)
+    body = c.compile_body(args[1:], scope, tail=False)
+    span = form.span
+
+    def run(env: list[Any]) -> Value:
+        count = count_code(env)
+        if type(count) is not int or count < 0:
+            raise TypeError_(f"loop: count must be a non-negative integer, got {to_repr(count)}", span)
+        result = None
+        for _ in range(count):
+            result = body(env)
+        return result
+
+    return run
+
+
+def _bindings(count: Node, scope: Scope | None, c: Compiler) -> bool:
+    """Whether a count is written as bindings, `((i 0))`, as other Lisps' loops take: a list of
+    one-argument calls of names bound nowhere."""
+    if not isinstance(count, ListNode) or not count.items:
+        return False
+    known = c.globals.values.keys() | c.globals.pending.keys() | SPECIAL_FORMS.keys()
+    return all(
+        isinstance(item, FunctionCallNode)
+        and len(item.arguments) == 1
+        and item.name not in known
+        and (scope is None or scope.resolve(item.name) is None)
+        for item in count.items
+    )
+
+
+@special_form("while")
+def compile_while(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    args = form.args
+    if not args:
+        raise FormError("while: expected (while test body...)", form.span)
+    test = c.compile(args[0], scope)
+    body = c.compile_body(args[1:], scope, tail=False)
+
+    def run(env: list[Any]) -> Value:
+        result = None
+        while test(env):
+            result = body(env)
+        return result
+
+    return run

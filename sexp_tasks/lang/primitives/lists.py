@@ -1,0 +1,194 @@
+"""Lists: construction, access, and the higher-order procedures map, filter, reduce, for-each, apply.
+
+nil behaves as the empty list wherever a list is read: (length nil) is 0, (cons x nil) is (x).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import TypeError_, ValueError_
+from ...tasks.task import passed_arguments
+from ..calls import apply_procedure, invoke
+from ..printer import to_repr
+from ..values import Closure, type_name
+from . import primitive
+
+
+def as_list(name: str, value: Any, position: str = "") -> list[Any]:
+    """The list value stands for (nil is empty); a TypeError naming the primitive otherwise."""
+    if isinstance(value, list):
+        return value
+    if value is None:
+        return []
+    where = f" as {position} argument" if position else ""
+    raise TypeError_(f"{name}: expected a list{where}, got {to_repr(value)} ({type_name(value)})")
+
+
+def _index(name: str, value: Any) -> int:
+    if type(value) is not int:
+        raise TypeError_(f"{name}: expected an integer index, got {to_repr(value)} ({type_name(value)})")
+    return value
+
+
+@primitive("list", signature="(list x...)")
+def make_list(*items: Any) -> list[Any]:
+    """A list of the arguments."""
+    return list(items)
+
+
+@primitive("cons", signature="(cons x xs)")
+def cons(item: Any, rest: Any) -> list[Any]:
+    """A new list: item followed by the elements of rest."""
+    return [item, *as_list("cons", rest, "second")]
+
+
+@primitive("first", signature="(first xs)")
+def first(seq: Any) -> Any:
+    """The first element; nil for nil or ()."""
+    return _first("first", seq)
+
+
+@primitive("car", signature="(car xs)")
+def car(seq: Any) -> Any:
+    """The first element; nil for nil or ()."""
+    return _first("car", seq)
+
+
+@primitive("rest", signature="(rest xs)")
+def rest(seq: Any) -> list[Any]:
+    """Every element but the first; () for nil or ()."""
+    return as_list("rest", seq)[1:]
+
+
+@primitive("cdr", signature="(cdr xs)")
+def cdr(seq: Any) -> list[Any]:
+    """Every element but the first; () for nil or ()."""
+    return as_list("cdr", seq)[1:]
+
+
+def _first(name: str, seq: Any) -> Any:
+    items = as_list(name, seq)
+    return items[0] if items else None
+
+
+@primitive("nth", signature="(nth xs i)")
+def nth(seq: Any, index: Any) -> Any:
+    """Element `index` (from 0) of a list or string; an error when out of range."""
+    i = _index("nth", index)
+    items = seq if isinstance(seq, str) else as_list("nth", seq)
+    if not 0 <= i < len(items):
+        raise ValueError_(f"nth: index {i} out of range for a {type_name(seq)} of length {len(items)}")
+    return items[i]
+
+
+@primitive("length", signature="(length x)")
+def length(seq: Any) -> int:
+    """Length of a string, list or dict; 0 for nil."""
+    if seq is None:
+        return 0
+    if isinstance(seq, (str, list, dict)):
+        return len(seq)
+    raise TypeError_(f"length: expected a string, list or dict, got {to_repr(seq)} ({type_name(seq)})")
+
+
+@primitive("append", signature="(append xs...)")
+def append(*seqs: Any) -> list[Any]:
+    """One list of the elements of every argument, in order."""
+    result: list[Any] = []
+    for seq in seqs:
+        result.extend(as_list("append", seq))
+    return result
+
+
+@primitive("reverse", signature="(reverse xs)")
+def reverse(seq: Any) -> Any:
+    """The elements (or characters) in reverse order."""
+    if isinstance(seq, str):
+        return seq[::-1]
+    return as_list("reverse", seq)[::-1]
+
+
+@primitive("range", signature=("(range n)", "(range a b [step])"))
+def range_(start: Any, stop: Any = ..., step: Any = 1) -> list[int]:
+    """(range n) is 0..n-1; (range a b [step]) as Python's range."""
+    for value in (start, stop, step):
+        if value is not ... and type(value) is not int:
+            raise TypeError_(f"range: expected integers, got {to_repr(value)} ({type_name(value)})")
+    if step == 0:
+        raise ValueError_("range: step must not be zero")
+    return list(range(start) if stop is ... else range(start, stop, step))
+
+
+@primitive("map", signature="(map f xs ys...)")
+def map_(depth: int, fn: Any, seq: Any, *more: Any) -> list[Any]:
+    """(f x) for each element; with several lists, (f x y ...) up to the shortest."""
+    items = as_list("map", seq, "second")
+    if more:
+        lists = [items, *(as_list("map", s) for s in more)]
+        return [apply_procedure(fn, passed_arguments(fn, list(args)), depth) for args in zip(*lists)]
+    if type(fn) is Closure:
+        callee_depth = depth + 1
+        return [invoke(fn, [x], callee_depth) for x in items]
+    return [apply_procedure(fn, passed_arguments(fn, [x]), depth) for x in items]
+
+
+@primitive("filter", signature="(filter pred xs)")
+def filter_(depth: int, pred: Any, seq: Any) -> list[Any]:
+    """The elements for which (pred x) is true."""
+    items = as_list("filter", seq, "second")
+    if type(pred) is Closure:
+        callee_depth = depth + 1
+        return [x for x in items if invoke(pred, [x], callee_depth)]
+    return [x for x in items if apply_procedure(pred, passed_arguments(pred, [x]), depth)]
+
+
+@primitive("reduce", signature=("(reduce f init xs)", "(reduce f xs)"))
+def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
+    """(reduce f init xs) or (reduce f xs): fold left, calling (f acc x)."""
+    if seq is ...:
+        items = as_list("reduce", init_or_seq)
+        if not items:
+            raise ValueError_("reduce: empty list and no initial value")
+        acc, items = items[0], items[1:]
+    else:
+        acc, items = init_or_seq, as_list("reduce", seq, "third")
+    if type(fn) is Closure:
+        callee_depth = depth + 1
+        for x in items:
+            acc = invoke(fn, [acc, x], callee_depth)
+        return acc
+    from ...tasks.context import operator_defaults
+
+    with operator_defaults("reduce"):  # a task reducing gets the reduce defaults (§3.5)
+        for x in items:
+            acc = apply_procedure(fn, passed_arguments(fn, [acc, x]), depth)
+    return acc
+
+
+@primitive("for-each", signature="(for-each f xs)")
+def for_each(depth: int, fn: Any, seq: Any) -> None:
+    """Call (f x) for each element for its effect; nil."""
+    for x in as_list("for-each", seq, "second"):
+        apply_procedure(fn, passed_arguments(fn, [x]), depth)
+
+
+@primitive("apply", signature="(apply f [arg... xs])")
+def apply_(depth: int, fn: Any, *args: Any) -> Any:
+    """(apply f xs) or (apply f a b xs): call f with the spread arguments."""
+    if not args:
+        return apply_procedure(fn, [], depth)
+    return apply_procedure(fn, [*args[:-1], *as_list("apply", args[-1], "last")], depth)
+
+
+@primitive("sort", signature="(sort xs [key-fn])")
+def sort(depth: int, seq: Any, key: Any = None) -> list[Any]:
+    """Elements in ascending order (stable); (sort xs key-fn) orders by (key-fn x)."""
+    items = as_list("sort", seq)
+    keys = items if key is None else [apply_procedure(key, [x], depth) for x in items]
+    try:
+        order = sorted(range(len(items)), key=keys.__getitem__)
+    except TypeError:
+        kinds = sorted({type_name(k) for k in keys})
+        raise TypeError_(f"sort: cannot order values of different kinds ({', '.join(kinds)})") from None
+    return [items[i] for i in order]

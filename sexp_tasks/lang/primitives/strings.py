@@ -1,0 +1,143 @@
+"""Strings: building, searching, splitting and formatting."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...errors import TypeError_, ValueError_
+from ...syntax.nodes import Symbol
+from ..printer import display, to_repr
+from ..values import type_name
+from . import primitive
+from .lists import as_list
+
+_FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{([0-9]*)\}|[{}]")
+
+
+def as_string(name: str, value: Any) -> str:
+    """value when it is a string; a TypeError naming the primitive otherwise."""
+    if isinstance(value, str):
+        return value
+    raise TypeError_(f"{name}: expected a string, got {to_repr(value)} ({type_name(value)})")
+
+
+@primitive("str", signature="(str x...)")
+def str_(*values: Any) -> str:
+    """The display forms of the arguments, concatenated."""
+    return "".join(display(v) for v in values)
+
+
+@primitive("string-append", signature="(string-append x...)")
+def string_append(*values: Any) -> str:
+    """Concatenate strings, symbols and numbers; nil counts as ""."""
+    return "".join("" if v is None else (v.name if isinstance(v, Symbol) else display(v)) for v in values)
+
+
+@primitive("string=?", signature="(string=? s t...)")
+def string_equal(first: Any, *rest: Any) -> bool:
+    """Whether all arguments are the same string."""
+    text = as_string("string=?", first)
+    return all(as_string("string=?", other) == text for other in rest)
+
+
+@primitive("string-contains?", signature="(string-contains? s part)")
+def string_contains(text: Any, part: Any) -> bool:
+    """Whether part occurs in text."""
+    return as_string("string-contains?", part) in as_string("string-contains?", text)
+
+
+@primitive("string-starts-with?", signature="(string-starts-with? s prefix)")
+def string_starts_with(text: Any, prefix: Any) -> bool:
+    """Whether text begins with prefix."""
+    return as_string("string-starts-with?", text).startswith(as_string("string-starts-with?", prefix))
+
+
+@primitive("string-ends-with?", signature="(string-ends-with? s suffix)")
+def string_ends_with(text: Any, suffix: Any) -> bool:
+    """Whether text ends with suffix."""
+    return as_string("string-ends-with?", text).endswith(as_string("string-ends-with?", suffix))
+
+
+@primitive("string-split", signature="(string-split s [sep])")
+def string_split(text: Any, separator: Any = None) -> list[str]:
+    """Split on separator; without one, on runs of whitespace."""
+    text = as_string("string-split", text)
+    if separator is None:
+        return text.split()
+    separator = as_string("string-split", separator)
+    if not separator:
+        raise ValueError_("string-split: separator must not be empty")
+    return text.split(separator)
+
+
+@primitive("string-join", signature="(string-join xs [sep])")
+def string_join(items: Any, separator: Any = "") -> str:
+    """Join the display forms of a list's elements with separator (default "")."""
+    return as_string("string-join", separator).join(display(x) for x in as_list("string-join", items))
+
+
+@primitive("string-trim", signature="(string-trim s)")
+def string_trim(text: Any) -> str:
+    """text without leading and trailing whitespace."""
+    return as_string("string-trim", text).strip()
+
+
+@primitive("string-upcase", signature="(string-upcase s)")
+def string_upcase(text: Any) -> str:
+    """text in upper case."""
+    return as_string("string-upcase", text).upper()
+
+
+@primitive("string-downcase", signature="(string-downcase s)")
+def string_downcase(text: Any) -> str:
+    """text in lower case."""
+    return as_string("string-downcase", text).lower()
+
+
+@primitive("string-replace", signature="(string-replace s old new)")
+def string_replace(text: Any, old: Any, new: Any) -> str:
+    """text with every occurrence of old replaced by new."""
+    return as_string("string-replace", text).replace(
+        as_string("string-replace", old), as_string("string-replace", new)
+    )
+
+
+@primitive("substring", signature="(substring s start [end])")
+def substring(text: Any, start: Any, end: Any = None) -> str:
+    """Characters start..end-1 of text (Python slicing)."""
+    text = as_string("substring", text)
+    for bound in (start, end):
+        if bound is not None and type(bound) is not int:
+            raise TypeError_(f"substring: expected integer bounds, got {to_repr(bound)}")
+    return text[start:end]
+
+
+@primitive("format", signature="(format template arg...)")
+def format_(template: Any, *args: Any) -> str:
+    """Fill `{}` (next argument) and `{N}` fields with display forms; `{{` and `}}` are braces."""
+    template = as_string("format", template)
+    position = 0
+
+    def field(match: re.Match[str]) -> str:
+        nonlocal position
+        token = match.group()
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        if match.group(1) is None:
+            raise ValueError_(
+                f"format: unmatched '{token}' at offset {match.start()} (write '{token}{token}' for a brace)"
+            )
+        if match.group(1):
+            index = int(match.group(1))
+        else:
+            index, position = position, position + 1
+        if index >= len(args):
+            raise ValueError_(
+                f"format: field {{{match.group(1)}}} needs argument {index + 1}, but {len(args)} given"
+            )
+        return display(args[index])
+
+    return _FORMAT_FIELD.sub(field, template)

@@ -1,0 +1,110 @@
+"""JSON, numbers in text, and regular expressions (Python `re` syntax, pattern first)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ...errors import TypeError_, ValueError_
+from ...syntax.numerals import parse_number
+from ..printer import display, to_json, to_repr
+from ..values import parse_json_text, type_name
+from . import primitive
+from .strings import as_string
+
+if TYPE_CHECKING:
+    import regex  # imported when a pattern is first compiled: it costs every start ~7 ms
+
+T = TypeVar("T")
+FIRST_SLICE_SECONDS = 0.25  # a regex call runs this long before the thread can be interrupted
+
+
+@primitive("json-parse", signature="(json-parse text)")
+def json_parse(text: Any) -> Any:
+    """The value of a JSON text: null is nil, [] the empty list, objects dicts."""
+    try:
+        return parse_json_text(as_string("json-parse", text))
+    except json.JSONDecodeError as err:
+        raise ValueError_(
+            f"json-parse: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}"
+        ) from None
+
+
+@primitive("json-dump", signature="(json-dump x [indent])")
+def json_dump(value: Any, indent: Any = None) -> str:
+    """JSON text for value; (json-dump v 2) indents."""
+    if indent is not None and type(indent) is not int:
+        raise TypeError_(f"json-dump: indent must be an integer, got {to_repr(indent)}")
+    return to_json(value, indent)
+
+
+@primitive("string->number", signature="(string->number s)")
+def string_to_number(text: Any) -> Any:
+    """The number text spells, or nil."""
+    return parse_number(as_string("string->number", text).strip())
+
+
+@primitive("number->string", signature="(number->string n)")
+def number_to_string(number: Any) -> str:
+    """The number as the printer writes it."""
+    if not isinstance(number, (int, float)) or isinstance(number, bool):
+        raise TypeError_(f"number->string: expected a number, got {to_repr(number)} ({type_name(number)})")
+    return display(number)
+
+
+def _compile(name: str, pattern: Any) -> regex.Pattern[str]:
+    """The pattern for matching: Python `re` syntax (checked by re, whose messages it keeps),
+    matched by the regex module, which lets go of the GIL while it runs."""
+    text = as_string(name, pattern)
+    try:
+        re.compile(text)
+    except re.error as err:
+        raise ValueError_(f"{name}: invalid pattern {to_repr(pattern)}: {err}") from None
+    import regex
+
+    return regex.compile(text, regex.VERSION0)
+
+
+def _interruptible(operation: Callable[..., T], *args: Any) -> T:
+    """operation(*args) in slices of time that double until one is long enough, so that the
+    thread can take an interrupt (Ctrl-C) between them whatever the pattern does: a
+    pathological match never holds the program past the slice it is in. The retries cost at
+    most about twice the time the match needs."""
+    timeout = FIRST_SLICE_SECONDS
+    while True:
+        try:
+            return operation(*args, timeout=timeout)
+        except TimeoutError:
+            timeout *= 2
+
+
+@primitive("regex-match", signature="(regex-match pattern s)")
+def regex_match(pattern: Any, text: Any) -> Any:
+    """Search text: the list of the whole match and its groups, or nil."""
+    compiled = _compile("regex-match", pattern)
+    match = _interruptible(compiled.search, as_string("regex-match", text))
+    if match is None:
+        return None
+    return [match.group(0), *match.groups()]
+
+
+@primitive("regex-find-all", signature="(regex-find-all pattern s)")
+def regex_find_all(pattern: Any, text: Any) -> list[Any]:
+    """Every match in text (with groups, each match is the list of its groups)."""
+    compiled = _compile("regex-find-all", pattern)
+    found = _interruptible(compiled.findall, as_string("regex-find-all", text))
+    return [list(m) if isinstance(m, tuple) else m for m in found]
+
+
+@primitive("regex-replace", signature="(regex-replace pattern s replacement)")
+def regex_replace(pattern: Any, text: Any, replacement: Any) -> str:
+    """text with every match replaced (\\1 refers to a group)."""
+    compiled = _compile("regex-replace", pattern)
+    template = as_string("regex-replace", replacement)
+    try:
+        re.compile(compiled.pattern).sub(template, "")  # re's own check of the template
+    except re.error as err:
+        raise ValueError_(f"regex-replace: invalid replacement: {err}") from None
+    return _interruptible(compiled.sub, template, as_string("regex-replace", text))

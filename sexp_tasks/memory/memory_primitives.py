@@ -1,0 +1,36 @@
+"""get-context (SPEC §2.4, §5): files relevant to a query, from the index `sexp index` builds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..lang.primitives import primitive
+from ..lang.primitives.options import ABSENT, keyword_option, positive_integer
+from ..lang.primitives.strings import as_string
+
+DEFAULT_LIMIT = 10
+
+
+@primitive("get-context", "get_context", signature="(get-context query [:limit n])")
+def get_context(ctx: Any, query: Any, *options: Any) -> list[dict[str, Any]]:
+    """Indexed files relevant to query, best first: dicts with path, score and summary (`:limit n`)."""
+    from . import relevant_files
+
+    text = as_string("get-context", query)
+    limit = _limit(options)
+    journal = ctx.tasks.journal
+    found = relevant_files(
+        text,
+        limit,
+        ctx.settings,
+        ctx.tasks,
+        lambda message: ctx.warn(f"get-context: {message}"),
+        store=journal.store if journal is not None else None,
+    )
+    return [f.to_value() for f in found]
+
+
+def _limit(options: tuple[Any, ...]) -> int:
+    """n from `:limit n`, else the default; a positive integer either way."""
+    limit = keyword_option("get-context", "limit", options)
+    return positive_integer("get-context", ":limit", DEFAULT_LIMIT if limit is ABSENT else limit)

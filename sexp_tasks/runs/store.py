@@ -1,0 +1,312 @@
+"""The run store (SPEC §6): one SQLite file holding runs, their journaled steps and the file index.
+
+The only module that imports sqlite3. Every write is its own short transaction, committed as it
+happens, so a run killed at any point leaves every completed step behind. WAL lets `sexp runs`
+read while a run writes. One connection is shared by a run's threads (pmap) behind a lock.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..errors import SexpError
+from ..redact import scrub
+
+SCHEMA_VERSION = 1
+LOCK_PATIENCE_SECONDS = 0.2  # how long taking a run's lock waits out a process only looking at it
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    program TEXT NOT NULL,          -- the file run, or <eval>
+    program_hash TEXT NOT NULL,
+    inputs TEXT NOT NULL,           -- JSON of --set bindings
+    status TEXT NOT NULL,           -- running | completed | failed | interrupted
+    started_at REAL NOT NULL,
+    ended_at REAL
+);
+CREATE TABLE IF NOT EXISTS steps (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    key TEXT NOT NULL,              -- call site + occurrence (+ pmap element path): stable across re-runs
+    seq INTEGER NOT NULL,           -- order of starting, for traces
+    parent TEXT,                    -- the enclosing step's key (a subtask's or tool call's parent)
+    kind TEXT NOT NULL,             -- task | script | tool | subtask
+    name TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,      -- of the request: a changed request is not answered from the store
+    status TEXT NOT NULL,           -- started | COMPLETE | CONTINUATION | FAILED
+    result TEXT,                    -- JSON of the result
+    prompt_tokens INTEGER DEFAULT 0,
+    completion_tokens INTEGER DEFAULT 0,
+    cost_usd REAL DEFAULT 0,
+    success_score REAL,
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    headings TEXT NOT NULL,
+    identifiers TEXT NOT NULL,
+    last_commit TEXT,
+    indexed_at REAL NOT NULL
+);
+"""
+
+
+class StoreError(SexpError):
+    """The store cannot be opened or written: corrupt, locked, or not a store at all."""
+
+    error_type = "STORE_ERROR"
+
+
+class Store:
+    """An open run store."""
+
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise StoreError(f"no run store at '{self.path}'")
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the run store '{self.path}' was written by a newer sexp (schema {version})"
+                )
+            if version < SCHEMA_VERSION:
+                # executescript commits as it goes; every statement is idempotent, so a crash
+                # half-way through is finished by the next open.
+                self._db.executescript(SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+        except sqlite3.Error as err:
+            raise self._error(err) from None
+        except OSError as err:
+            raise StoreError(f"cannot open the run store '{self.path}': {err.strerror or err}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def hold_run(self, run_id: str) -> Any:
+        """An exclusive lock on run_id for this process's lifetime (the OS drops it when the
+        process dies, even by kill -9); StoreError when another process holds it."""
+        import fcntl
+
+        locks = self._locks()
+        try:
+            locks.mkdir(exist_ok=True)
+            handle = open(locks / run_id, "w")  # noqa: SIM115  (held open on purpose)
+        except OSError as err:
+            raise StoreError(f"cannot lock run {run_id}: {err.strerror or err}") from None
+        deadline = time.monotonic() + LOCK_PATIENCE_SECONDS  # a `sexp runs` may be looking at it
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return handle
+            except OSError:
+                if time.monotonic() >= deadline:
+                    handle.close()
+                    raise StoreError(f"run {run_id} is in use by another sexp process") from None
+                time.sleep(0.01)
+
+    def run_is_held(self, run_id: str) -> bool:
+        """Whether a live process (this one included) holds run_id's lock."""
+        import fcntl
+
+        if not run_id or "/" in run_id or run_id in (".", ".."):
+            return False
+        try:
+            handle = open(self._locks() / run_id, "rb")  # noqa: SIM115  (closed below)
+        except OSError:
+            return False
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return False
+
+    def _locks(self) -> Path:
+        return self.path.parent / (self.path.name + ".locks")
+
+    def _as_shown(self, run: dict[str, Any]) -> dict[str, Any]:
+        """The run row, `interrupted` when it says running but no live process holds it (kill -9)."""
+        if run.get("status") == "running" and not self.run_is_held(str(run.get("id"))):
+            run["status"] = "interrupted"
+        return run
+
+    # Plumbing -------------------------------------------------------------------------------
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        # An interrupt may land anywhere (Ctrl-C reaches the evaluating thread asynchronously):
+        # whatever happens, the connection is left with no transaction open.
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            yield self._db
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+
+    def _error(self, err: sqlite3.Error) -> StoreError:
+        text = str(err)
+        if "locked" in text or "busy" in text:
+            return StoreError(f"the run store '{self.path}' is locked by another process; try again")
+        if isinstance(err, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
+            return StoreError(f"the run store '{self.path}' is corrupt or not a sexp store ({text})")
+        return StoreError(f"run store '{self.path}': {text}")
+
+    def write(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> None:
+        """One statement, committed now."""
+        with self._lock:
+            try:
+                with self._transaction() as db:
+                    db.execute(sql, params)
+            except sqlite3.Error as err:
+                raise self._error(err) from None
+
+    def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """One statement over many rows, in one transaction."""
+        with self._lock:
+            try:
+                with self._transaction() as db:
+                    db.executemany(sql, rows)
+            except sqlite3.Error as err:
+                raise self._error(err) from None
+
+    def query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[dict[str, Any]]:
+        """Rows as dicts."""
+        with self._lock:
+            try:
+                return [dict(row) for row in self._db.execute(sql, params).fetchall()]
+            except sqlite3.Error as err:
+                raise self._error(err) from None
+
+    # Runs -----------------------------------------------------------------------------------
+    def begin_run(self, run_id: str, program: str, program_hash: str, inputs: dict[str, Any]) -> None:
+        self.write(
+            """INSERT INTO runs (id, program, program_hash, inputs, status, started_at)
+               VALUES (?, ?, ?, ?, ?, ?)""",
+            (run_id, program, program_hash, _scrubbed_json(inputs), "running", time.time()),
+        )
+
+    def reopen_run(
+        self, run_id: str, program_hash: str | None = None, inputs: dict[str, Any] | None = None
+    ) -> None:
+        """Mark the run running again; a forced resume records the program and inputs it now has."""
+        self.write(
+            """UPDATE runs SET status = 'running', ended_at = NULL,
+                   program_hash = COALESCE(?, program_hash), inputs = COALESCE(?, inputs)
+               WHERE id = ?""",
+            (program_hash, None if inputs is None else _scrubbed_json(inputs), run_id),
+        )
+
+    def end_run(self, run_id: str, status: str) -> None:
+        self.write("UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), run_id))
+
+    def run_cost(self, run_id: str) -> float:
+        """What the run's steps have cost so far."""
+        rows = self.query("SELECT COALESCE(SUM(cost_usd), 0) AS cost FROM steps WHERE run_id = ?", (run_id,))
+        return float(rows[0]["cost"])
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        """The run's row; a run whose process died is `interrupted`, not `running`."""
+        rows = self.query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        return self._as_shown(rows[0]) if rows else None
+
+    def recent_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest runs first, with their step count, tokens and cost (status as `run` gives it)."""
+        rows = self.query(
+            """SELECT r.*, COUNT(s.key) - COUNT(CASE WHEN s.kind = 'turn' THEN 1 END) AS steps,
+                      COALESCE(SUM(s.prompt_tokens + s.completion_tokens), 0) AS tokens,
+                      COALESCE(SUM(s.cost_usd), 0) AS cost_usd
+               FROM runs r LEFT JOIN steps s ON s.run_id = r.id
+               GROUP BY r.id ORDER BY r.started_at DESC LIMIT ?""",
+            (limit,),
+        )
+        return [self._as_shown(row) for row in rows]
+
+    # Steps ----------------------------------------------------------------------------------
+    def step_started(
+        self, run_id: str, key: str, seq: int, parent: str | None, kind: str, name: str, fingerprint: str
+    ) -> None:
+        """The started row, committed before the call is made (a re-run replaces it)."""
+        self.write(
+            """INSERT OR REPLACE INTO steps
+               (run_id, key, seq, parent, kind, name, fingerprint, status, started_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)""",
+            (run_id, key, seq, parent, kind, name, fingerprint, time.time()),
+        )
+
+    def step_completed(
+        self,
+        run_id: str,
+        key: str,
+        status: str,
+        result: dict[str, Any],
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        cost_usd: float = 0.0,
+        success_score: float | None = None,
+    ) -> None:
+        self.write(
+            """UPDATE steps SET status = ?, result = ?, prompt_tokens = ?, completion_tokens = ?,
+                                cost_usd = ?, success_score = ?, ended_at = ?
+               WHERE run_id = ? AND key = ?""",
+            (
+                status,
+                _scrubbed_json(result),  # a tool may have read a key: never store it
+                prompt_tokens,
+                completion_tokens,
+                cost_usd,
+                success_score,
+                time.time(),
+                run_id,
+                key,
+            ),
+        )
+
+    def last_seq(self, run_id: str) -> int:
+        """The highest sequence number the run's steps have (0 for none): a resumed run counts on."""
+        rows = self.query("SELECT MAX(seq) AS seq FROM steps WHERE run_id = ?", (run_id,))
+        last = rows[0]["seq"]
+        return last if isinstance(last, int) else 0
+
+    def step(self, run_id: str, key: str) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM steps WHERE run_id = ? AND key = ?", (run_id, key))
+        return rows[0] if rows else None
+
+    def steps(self, run_id: str, turns: bool = False) -> list[dict[str, Any]]:
+        """The run's steps in order; the model turns inside tasks (kept for resuming) only if asked."""
+        hidden = "" if turns else " AND kind != 'turn'"
+        return self.query(f"SELECT * FROM steps WHERE run_id = ?{hidden} ORDER BY seq", (run_id,))
+
+    def success_scores(self) -> dict[str, float]:
+        """The mean recorded successScore of each template that has any (for matching)."""
+        rows = self.query(
+            """SELECT name, AVG(success_score) AS score FROM steps
+               WHERE kind = 'task' AND success_score IS NOT NULL GROUP BY name"""
+        )
+        return {row["name"]: float(row["score"]) for row in rows}
+
+
+def _scrubbed_json(value: Any) -> str:
+    """value as the JSON text the store keeps, with any provider key masked."""
+    return scrub(json.dumps(value, default=str))

@@ -1,0 +1,172 @@
+"""(system:run_script (command "...") [(args ...)] [(timeout n)] [(cwd "dir")] [(input "...")]
+[(env (dict ...))] [(shell true)]), also written with :keywords (SPEC §2.8).
+
+A special form because `(command "x")` names a parameter, not a call: only the expression in
+each pair is evaluated. Shapes are checked when the form compiles; value types when it runs,
+as positioned errors a program can catch with try. Running is process.script_runner.run_script's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...config import Settings
+from ...errors import FormError, TypeError_, ValueError_
+from ...lang.forms import special_form
+from ...lang.printer import to_repr
+from ...lang.suggest import did_you_mean
+from ...lang.values import Code, Value
+from ...syntax.nodes import FunctionCallNode, Keyword, Node
+from ...syntax.source import Span
+
+if TYPE_CHECKING:
+    from ...lang.compiler import Compiler
+    from ...lang.environment import Scope
+    from ...process.script_runner import ScriptRequest
+
+NAME = "system:run_script"
+PARAMETERS = ("command", "args", "timeout", "cwd", "input", "env", "shell")
+USAGE = f'({NAME} (command "...") [(args (list ...))] [(timeout s)] [(cwd "dir")] [(input "...")] ...)'
+
+
+@special_form(NAME)
+def compile_run_script(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    codes = {name: c.compile(node, scope) for name, node in _parameters(form).items()}
+    system = c.tasks
+    settings = system.settings if system is not None else Settings()
+    span = form.span
+
+    def run(env: list[Any]) -> Value:
+        from ...process.script_runner import run_script
+
+        request = _request({name: code(env) for name, code in codes.items()}, span)
+
+        def perform() -> Value:
+            return run_script(request, Path(os.path.realpath(settings.workspace)), settings)
+
+        journal = system.journal if system is not None else None
+        if journal is None:
+            return perform()
+        from ...runs.journal import fingerprint
+
+        return journal.record("script", request.shown(), span, fingerprint(request.to_record()), perform)
+
+    return run
+
+
+def _parameters(form: FunctionCallNode) -> dict[str, Node]:
+    """Parameter name -> expression, from (name expr) pairs and :name expr keywords."""
+    found: dict[str, Node] = {}
+    rest = list(form.args)
+    while rest:
+        item = rest.pop(0)
+        if isinstance(item, Keyword) and rest:
+            name, node, at = item.name, rest.pop(0), item.span
+        elif isinstance(item, FunctionCallNode) and item.name in PARAMETERS:
+            if len(item.args) != 1:
+                raise FormError(f"{NAME}: ({item.name} ...) takes one expression", item.span)
+            name, node, at = item.name, item.args[0], item.span
+        elif isinstance(item, FunctionCallNode) and len(item.args) == 1:
+            name, node, at = item.name, item.args[0], item.span
+        elif isinstance(item, Keyword):
+            raise FormError(f"{NAME}: :{item.name} needs a value after it", item.span or form.span)
+        else:
+            raise FormError(f"{NAME}: expected (parameter expr) or :parameter expr; {USAGE}", _at(item, form))
+        if name not in PARAMETERS:
+            raise FormError(
+                f"{NAME}: unknown parameter '{name}'{did_you_mean(name, PARAMETERS)}"
+                f" (parameters: {', '.join(PARAMETERS)})",
+                at or form.span,
+            )
+        if name in found:
+            raise FormError(f"{NAME}: parameter '{name}' given twice", at or form.span)
+        found[name] = node
+    if "command" not in found:
+        raise FormError(f"{NAME}: missing (command ...); {USAGE}", form.span)
+    return found
+
+
+def _at(node: Node, form: FunctionCallNode) -> Span | None:
+    return getattr(node, "span", None) or form.span
+
+
+def _request(values: dict[str, Value], span: Span | None) -> ScriptRequest:
+    """The evaluated parameters as a ScriptRequest; TypeError_/ValueError_ for wrong values."""
+    from ...process.script_runner import ScriptRequest
+
+    command = values["command"]
+    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+        command = tuple(command)
+    elif not isinstance(command, str):
+        raise TypeError_(
+            f"{NAME}: command must be a string or a list of strings, got {to_repr(command)}", span
+        )
+    request = ScriptRequest(
+        command,
+        args=_args(values.get("args"), span),
+        timeout=_timeout(values.get("timeout"), span),
+        cwd=_optional_string("cwd", values.get("cwd"), span),
+        input=_optional_string("input", values.get("input"), span),
+        env=_env(values.get("env"), span),
+        shell=_shell(values.get("shell"), span),
+    )
+    try:
+        argv = request.argv()
+    except ValueError as err:  # shlex: "No closing quotation"
+        raise ValueError_(f"{NAME}: cannot split the command {command!r}: {err}", span) from None
+    if not argv or not argv[0]:
+        raise ValueError_(f"{NAME}: the command is empty", span)
+    return request
+
+
+def _args(value: Value, span: Span | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, list) and all(_is_number(v) or isinstance(v, str) for v in value):
+        return tuple(v if isinstance(v, str) else to_repr(v) for v in value)
+    raise TypeError_(f"{NAME}: args must be a list of strings, got {to_repr(value)}", span)
+
+
+def _timeout(value: Value, span: Span | None) -> float | None:
+    if value is None:
+        return None
+    if not _is_number(value):
+        raise TypeError_(f"{NAME}: timeout must be a number of seconds, got {to_repr(value)}", span)
+    if not value > 0:
+        raise ValueError_(f"{NAME}: timeout must be positive, got {to_repr(value)}", span)
+    return float(value)
+
+
+def _optional_string(name: str, value: Value, span: Span | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError_(f"{NAME}: {name} must be a string, got {to_repr(value)}", span)
+
+
+def _env(value: Value, span: Span | None) -> dict[str, str | None]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TypeError_(f"{NAME}: env must be a dict of names to strings, got {to_repr(value)}", span)
+    env: dict[str, str | None] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key or "=" in key or "\0" in key:
+            raise ValueError_(f"{NAME}: env: {to_repr(key)} is not an environment variable name", span)
+        if item is not None and not isinstance(item, str) and not _is_number(item):
+            raise TypeError_(f"{NAME}: env: the value of {key} must be a string, got {to_repr(item)}", span)
+        if isinstance(item, str) and "\0" in item:
+            raise ValueError_(f"{NAME}: env: the value of {key} contains a NUL character", span)
+        env[key] = item if item is None or isinstance(item, str) else to_repr(item)
+    return env
+
+
+def _shell(value: Value, span: Span | None) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    raise TypeError_(f"{NAME}: shell must be true or false, got {to_repr(value)}", span)
+
+
+def _is_number(value: Value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,0 +1,50 @@
+"""`(sequential (context ...)? step...)`: steps in order, each seeing what earlier ones found (§3.5)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...errors import FormError, ValueError_
+from ...lang.forms import special_form
+from ...lang.values import Code, Value
+from ...syntax.nodes import FunctionCallNode
+
+if TYPE_CHECKING:
+    from ...lang.compiler import Compiler
+    from ...lang.environment import Scope
+
+
+@special_form("sequential")
+def compile_sequential(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
+    from ..context import ContextError, parse_overrides, resolve, sequential_frame
+
+    args = list(form.args)
+    settings: list[tuple[str, Code]] = []
+    first = args[0] if args else None
+    if isinstance(first, FunctionCallNode) and first.name == "context":
+        args.pop(0)
+        for clause in first.args:
+            if not (isinstance(clause, FunctionCallNode) and len(clause.args) == 1):
+                raise FormError(
+                    "sequential: (context ...) holds (setting value) clauses,"
+                    ' e.g. (context (inherit_context "none") (accumulate_data true))',
+                    clause.span or form.span,
+                )
+            settings.append((clause.name, c.compile(clause.args[0], scope)))
+    # Steps are never in tail position: the frame must outlive each of them.
+    steps = [c.compile(step, scope) for step in args]
+    span = form.span
+
+    def run(env: list[Any]) -> Value:
+        try:
+            policy = resolve("sequential", parse_overrides({key: code(env) for key, code in settings}))
+        except ContextError as err:
+            raise ValueError_(f"sequential: {err}", span) from None
+        value: Value = None
+        with sequential_frame(policy) as frame:
+            for step in steps:
+                value = step(env)
+                frame.accumulate(value)
+        return value
+
+    return run

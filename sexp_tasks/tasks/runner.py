@@ -1,0 +1,426 @@
+"""The Task System: the template library, Task objects, and running a task through a Handler."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from ..errors import SexpError
+from ..handler.cost import CostBudget
+from ..lang.values import Value
+from ..resources import data_dir
+from ..results import FAILED, TaskError, TaskResult, record_verdict
+from ..runs.journal import Journal, fingerprint, site_of
+from .given_files import CommandListing, MemoryQuery, file_stamps
+from .history import History
+from .inputs import InputError, substitute
+from .library import TaskLibrary
+from .task import Task, input_failure
+from .template import TaskTemplate
+
+
+class NoModelError(SexpError):
+    """A task call with no model configured anywhere."""
+
+    error_type = "CONFIGURATION_ERROR"
+
+
+class TaskSystem:
+    """Templates by name (loaded from the template directories) and the runner behind every Task."""
+
+    def __init__(self, settings: Settings, warn: Callable[[str], None]) -> None:
+        self.settings = settings
+        self.library = TaskLibrary(warn)
+        self._tasks: dict[str, Task] = {}
+        self._services: Any = None
+        self._warn = warn
+        self.budget = CostBudget(settings.max_cost_usd)  # the run's model spending, against max_cost_usd
+        self._making_services = threading.Lock()
+        self.journal: Journal | None = None  # set when the run is recorded (sexp run)
+        self.memory_query: MemoryQuery | None = None  # the Memory System, for fresh context
+        self._history = History()
+        self._warned: set[str] = set()  # task warnings already shown (each once a run)
+        self._warning = threading.Lock()
+        self._mock = self._read_mock_script()
+
+    # Templates ------------------------------------------------------------------------------
+    def template_directories(self, program: Path | None = None) -> list[Path]:
+        """The program's own tasks/ (SPEC §10.1), ./tasks, sexp.toml and SEXP_TEMPLATES
+        directories, then --templates (later wins); a directory named twice is read once, in its
+        later place."""
+        dirs = [program.parent / "tasks"] if program is not None else []
+        dirs += [Path("tasks"), *(Path(d) for d in (*self.settings.templates, *self.settings.template_flags))]
+        found = [d for d in dirs if d.is_dir()]
+        real = [d.resolve() for d in found]
+        last = {path: i for i, path in enumerate(real)}
+        return [d for i, d in enumerate(found) if last[real[i]] == i]
+
+    def load_templates(self, strict: bool = True, program: Path | None = None) -> list[SexpError]:
+        """The package's templates (lazily), then every template directory (the program's own
+        first); only imports lxml when there are files to read now."""
+        self.library.add_lazy_directory(data_dir("stdlib") / "templates")
+        errors: list[SexpError] = []
+        for directory in self.template_directories(program):
+            if any(directory.glob("*.xml")):
+                errors += self.library.load_directory(directory, strict=strict)
+        return errors
+
+    def task(self, name: str) -> Task | None:
+        """The Task for a template name (a resolver of the global environment)."""
+        template = self.library.get(name)
+        if template is None:
+            return None
+        task = self._tasks.get(name)
+        if task is None or task.template is not template:
+            task = self._tasks[name] = Task(template, self.run)
+        return task
+
+    def define(self, template: TaskTemplate) -> Task:
+        """Register a template made by defatom; its Task."""
+        self.library.add(template, warn_on_override=False)
+        task = self.task(template.name)
+        assert task is not None
+        return task
+
+    def match(self, text: str) -> list[tuple[float, TaskTemplate]]:
+        """Up to 5 templates for text, best first; past successScores in the store raise scores."""
+        from .matching import match_templates
+
+        return match_templates(text, self.library.templates.values(), past_scores=self.past_scores())
+
+    def past_scores(self) -> dict[str, float]:
+        """Mean recorded successScore per template, from the run store when there is one."""
+        if self.journal is not None:
+            return self.journal.store.success_scores()
+        if not Path(self.settings.store).is_file():
+            return {}  # asking must not create a store
+        from ..runs.store import Store
+
+        store = Store(self.settings.store, create=False)
+        try:
+            return store.success_scores()
+        finally:
+            store.close()
+
+    # Running ----------------------------------------------------------------------------------
+    def model_for(self, template: TaskTemplate, call_model: str | None) -> str:
+        """Call-site model > --model > the template's <model> > SEXP_MODEL > sexp.toml."""
+        for model in (
+            call_model,
+            self.settings.model_override,
+            template.model,
+            self.settings.model,
+        ):
+            if model:
+                return str(model)
+        raise NoModelError(
+            f"task '{template.name}' has no model: give one with the call's (model \"...\"), --model,"
+            " the template's <model>, SEXP_MODEL, or `model` in sexp.toml"
+        )
+
+    def run(
+        self,
+        template: TaskTemplate,
+        inputs: dict[str, Value],
+        reserved: dict[str, Value],
+        span: Any = None,
+        operator: str | None = None,
+        site: str | None = None,
+    ) -> TaskResult:
+        """Render the template with checked inputs and run it in a new Handler (journaled).
+
+        operator names whose context defaults apply (§3.5); site, the journal's key for a call
+        with no source position (a subtask's)."""
+        from ..handler.contract import HandlerConfig, OutputSpec, TaskPrompt
+        from .context import CURRENT_OPERATOR, ContextError, inherited_context, resolve
+        from .given_files import command_listing, gather_files
+        from .reserved import read_options
+
+        operator = operator or CURRENT_OPERATOR.get()
+        try:
+            options = read_options(template, reserved)
+            instructions = substitute(template.instructions, inputs, template.name)
+            system = substitute(template.system, inputs, template.name) if template.system else None
+            try:
+                policy = resolve(operator, template.context, options.context)
+            except ContextError as err:
+                raise InputError("context", f"context: {err}") from None
+        except InputError as err:
+            return input_failure(template, err)
+        model = self.model_for(template, options.model)
+        workspace = Path(self.settings.workspace)
+        list_command = command_listing(workspace, float(self.settings.script_timeout))
+        if self.journal is not None:
+            list_command = self._journaled_listing(list_command, site or span)
+        files, file_warnings = gather_files(
+            template.file_paths,
+            options.files,
+            policy,
+            instructions,
+            list_command,
+            self.memory_query,
+            # a missing index is worth a warning only when fresh context was asked for, not when
+            # it is merely the operator's default (every subtask's)
+            quiet_fresh="enabled" not in (template.context.fresh_context, options.context.fresh_context),
+        )
+        out = template.output_format
+        prompt = TaskPrompt(
+            template=template.name,
+            instructions=instructions,
+            system=system,
+            context=inherited_context(policy, instructions) or None,
+            file_paths=files,
+            history=self._history.replay(options.history),
+            output=OutputSpec(
+                out.type, out.schema, out.json_schema, template.manual_xml, template.disable_reparsing
+            ),
+            model=model,
+        )
+        config = HandlerConfig(
+            model=model,
+            api_base=self.settings.api_base or os.environ.get("SEXP_API_BASE") or None,
+            provider=template.provider,
+            max_turns=int(template.limits.get("max_turns", self.settings.max_turns)),
+            max_tool_calls_per_turn=self.settings.max_tool_calls_per_turn,
+            max_context_window_fraction=float(
+                template.limits.get("max_context_fraction", self.settings.max_context_window_fraction)
+            ),
+            tools=options.tools,
+            workspace=workspace,
+            script_timeout=float(self.settings.script_timeout),
+        )
+
+        def perform() -> TaskResult:
+            refused = self._over_budget(template)
+            if refused is not None:
+                return refused
+            from ..handler.handler import Handler
+
+            result = Handler(config, self.services()).run(prompt)  # each call reserves from the budget
+            if file_warnings:
+                result.notes["warnings"] = file_warnings + list(result.notes.get("warnings", ()))
+            if options.subtype == "evaluator":
+                record_verdict(result)
+            return result
+
+        if self.journal is None:
+            result = perform()
+        else:
+            stamps = file_stamps(files, workspace)
+            request = fingerprint(prompt, config.tools, config.max_turns, options.subtype, stamps)
+            kind = "subtask" if operator == "subtask" else "task"
+            result = self.journal.record(kind, template.name, site or span, request, perform)
+        self._history.record(options.history, prompt, result)
+        for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
+            self._warn_once(f"{template.name}: {warning}")
+        return result
+
+    def _warn_once(self, message: str) -> None:
+        """A task's warning on stderr the first time the run meets it: every call's notes keep
+        theirs, but a loop of plain answers warns once per template, not once a call (§10.1)."""
+        with self._warning:
+            if message in self._warned:
+                return
+            self._warned.add(message)
+        self._warn(message)
+
+    def _journaled_listing(self, list_command: CommandListing, task_site: Any) -> CommandListing:
+        """A file_paths command as a step of its own, keyed under the task's call site, so that a
+        resumed run takes the listing it made before instead of running the command again. A
+        listing that failed is recorded FAILED, and runs again on resume."""
+        journal = self.journal
+        assert journal is not None
+
+        def journaled(command: str) -> tuple[list[str], list[str]]:
+            # keyed only when a command is listed: most tasks have none, and this is every call's path
+            base = task_site if isinstance(task_site, str) else site_of(task_site, journal.root)
+
+            def perform() -> TaskResult:
+                paths, warnings = list_command(command)
+                if not warnings:
+                    return TaskResult("\n".join(paths))
+                error = TaskError("TASK_FAILURE", warnings[0], reason="execution_halted")
+                return TaskResult("", status=FAILED, notes={"warnings": warnings}, error=error)
+
+            request = fingerprint("file_paths", command)
+            result = journal.record("script", command, f"{base}/file_paths", request, perform)
+            return result.content.splitlines(), list(result.notes.get("warnings", ()))
+
+        return journaled
+
+    def seed_spending(self, spent_usd: float) -> None:
+        """Start the budget from what a resumed run had already spent."""
+        self.budget.seed(spent_usd)
+
+    def _over_budget(self, template: TaskTemplate) -> TaskResult | None:
+        """A FAILED result when the run's cost budget is spent (no budget when unset); each model
+        call also reserves its estimated cost before it is sent (the Handler asks the budget)."""
+        refusal = self.budget.refusal()
+        if refusal is None:
+            return None
+        return TaskResult(content="", status=FAILED, notes={"template": template.name}, error=refusal)
+
+    def services(self) -> Any:
+        """The per-run services every Handler shares (mock script, cassette, warnings)."""
+        if self._services is not None:
+            return self._services
+        with self._making_services:  # pmap's first calls arrive together: make them once
+            if self._services is None:
+                self._services = self._make_services()
+        return self._services
+
+    def _read_mock_script(self) -> Any:
+        """The --mock-responses script, read before the program runs so that one holding no
+        replies is a usage error; a file that cannot be read or used is the error the first
+        mock call raises (a program that makes none never needs it)."""
+        if not self.settings.mock_responses:
+            return None
+        from ..handler.replay import MockScript, ServiceError
+
+        try:
+            return MockScript.from_file(self.settings.mock_responses, self._warn)
+        except ServiceError as err:
+            return err
+
+    def _make_services(self) -> Any:
+        from ..handler.contract import HandlerServices
+        from ..handler.replay import Cassette, MockScript
+
+        settings = self.settings
+        if isinstance(self._mock, SexpError):
+            raise self._mock
+        mock = self._mock or MockScript()
+        cassette = None
+        if settings.record:
+            cassette = Cassette(settings.record, "record")
+        elif settings.replay:
+            cassette = Cassette(settings.replay, "replay")
+        return HandlerServices(
+            mock=mock,
+            cassette=cassette,
+            ask_user=_ask_user,
+            warn=self._warn,
+            spawn_subtask=self.spawn_subtask,
+            record_tool=self.record_tool,
+            record_turn=self.record_turn,
+            budget=self.budget,
+        )
+
+    def record_turn(
+        self, model: str, messages: list[dict[str, Any]], schemas: Any, send: Callable[[], Any]
+    ) -> Any:
+        """A model call of a recorded task, journaled as a turn under the task's step: resumed, a
+        task killed mid-conversation re-sends none of its completed turns. A reused turn cost
+        nothing this time; its tokens stay on the task, not the turn, so nothing is counted twice."""
+        from dataclasses import asdict, replace
+
+        from ..runs.journal import CURRENT_STEP
+
+        parent = CURRENT_STEP.get()
+        if self.journal is None or parent is None:
+            return send()
+        from ..handler.llm import ModelReply
+
+        request = fingerprint(model, messages, schemas)
+        sent: list[Any] = []
+
+        def perform() -> TaskResult:
+            sent.append(send())
+            return TaskResult(sent[0].content, notes={"reply": asdict(sent[0])})
+
+        step = self.journal.record("turn", model, f"{parent}/turn", request, perform)
+        if sent:
+            return sent[0]
+        return replace(ModelReply(**step.notes["reply"]), cost_usd=0.0, latency_ms=0.0)
+
+    def record_tool(self, name: str, arguments: dict[str, Any], run: Callable[[], str]) -> str:
+        """A model's tool call, journaled as a step under its task's step when the run is recorded."""
+        if self.journal is None:
+            return run()
+        from ..runs.journal import CURRENT_STEP
+
+        site = f"{CURRENT_STEP.get() or '?'}/tool:{name}"
+        path = arguments.get("path")
+        stamps = file_stamps((path,), Path(self.settings.workspace)) if isinstance(path, str) else []
+        request = fingerprint(name, arguments, stamps)
+        step = self.journal.record("tool", name, site, request, lambda: TaskResult(run()))
+        return step.content
+
+    # Subtasks ---------------------------------------------------------------------------------
+    def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
+        """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
+        from ..runs.journal import CURRENT_STEP
+        from .inputs import prepare_inputs
+        from .subtasks import (
+            SUBTASK_CHAIN,
+            BadRequest,
+            SubtaskRequest,
+            choose_template,
+            subtask_inputs,
+        )
+
+        chain = SUBTASK_CHAIN.get()
+        depth = len(chain) + 1
+        try:
+            request = SubtaskRequest.from_arguments(arguments)
+        except BadRequest as err:
+            return _subtask_failure(f"the subtask request is malformed: {err}", arguments, depth)
+        key = fingerprint(request.to_dict())
+        if depth > self.settings.max_depth:
+            return _subtask_failure(
+                f"subtasks may nest at most {self.settings.max_depth} deep (max_depth)",
+                request.to_dict(),
+                depth,
+            )
+        if key in chain:
+            return _subtask_failure(
+                "the same request is already running further up the chain (a cycle)", request.to_dict(), depth
+            )
+        template = choose_template(request, self.library.get, self.library.templates.values(), self.match)
+        if template is None:
+            return _subtask_failure(
+                f"no template fits the request {request.description!r}", request.to_dict(), depth
+            )
+        try:
+            inputs = prepare_inputs(template, subtask_inputs(template, request))
+        except InputError as err:
+            return _subtask_failure(str(err), request.to_dict(), depth)
+        token = SUBTASK_CHAIN.set((*chain, key))
+        try:
+            reserved: dict[str, Value] = {"files": list(request.file_paths)} if request.file_paths else {}
+            site = f"{CURRENT_STEP.get() or '?'}/subtask"
+            result = self.run(template, inputs, reserved, operator="subtask", site=site)
+        finally:
+            SUBTASK_CHAIN.reset(token)
+        if result.failed and not (result.error and result.error.reason == "subtask_failure"):
+            message = result.error.summary() if result.error else "failed"
+            return _subtask_failure(f"subtask '{template.name}' failed: {message}", request.to_dict(), depth)
+        return result
+
+
+def _subtask_failure(message: str, request: dict[str, Any], depth: int) -> TaskResult:
+    """FAILED TASK_FAILURE subtask_failure with the request, the error and the depth."""
+    return TaskResult(
+        content="",
+        status=FAILED,
+        notes={"template": "spawn_subtask"},
+        error=TaskError(
+            "TASK_FAILURE",
+            message,
+            reason="subtask_failure",
+            details={"request": request, "error": message, "depth": depth},
+        ),
+    )
+
+
+def _ask_user(question: str) -> str:
+    """The ask_user tool on a terminal: the question on stderr, the answer from stdin."""
+    import sys
+
+    sys.stderr.write(f"{question}\n> ")
+    sys.stderr.flush()
+    return sys.stdin.readline().rstrip("\n")
