@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -308,6 +309,26 @@ def test_debug_shows_a_traceback(cli: Cli, workspace: Path) -> None:
         assert code == EXIT_ERROR
         assert "Traceback" in err
         assert "bad.sexp:3:3: error:" in err
+
+
+def test_every_sexp_error_is_defined_in_the_errors_module() -> None:
+    """One module holds the hierarchy: no SexpError subclass is defined anywhere else."""
+    hierarchy = {"SexpError"}
+    for node in ast.walk(ast.parse((ROOT / "sexp_tasks" / "errors.py").read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef) and {_base_name(b) for b in node.bases} & hierarchy:
+            hierarchy.add(node.name)
+    elsewhere = [
+        f"{path.relative_to(ROOT)}: {node.name}"
+        for path in sorted((ROOT / "sexp_tasks").rglob("*.py"))
+        if path != ROOT / "sexp_tasks" / "errors.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and {_base_name(b) for b in node.bases} & hierarchy
+    ]
+    assert elsewhere == []
+
+
+def _base_name(base: ast.expr) -> str:
+    return base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from sexp_tasks.errors import SexpError
+from sexp_tasks.errors import SexpError, TemplateError
 from sexp_tasks.lang.printer import to_repr
 from sexp_tasks.runtime import Runtime
 from sexp_tasks.tasks.inputs import InputError, prepare_inputs, substitute
 from sexp_tasks.tasks.template import load_templates
-from sexp_tasks.xmltools import TemplateError
 
 SUMMARIZE = """<task name="summarize" type="atomic">
   <description>Summarise a text in a given style</description>

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..errors import SexpError
+from ..errors import NoModelError, ServiceError, SexpError
 from ..handler.cost import CostBudget
 from ..lang.values import Value
 from ..resources import data_dir
@@ -21,12 +21,6 @@ from .inputs import InputError, substitute
 from .library import TaskLibrary
 from .task import Task, input_failure
 from .template import TaskTemplate
-
-
-class NoModelError(SexpError):
-    """A task call with no model configured anywhere."""
-
-    error_type = "CONFIGURATION_ERROR"
 
 
 class TaskSystem:
@@ -279,7 +273,7 @@ class TaskSystem:
         mock call raises (a program that makes none never needs it)."""
         if not self.settings.mock_responses:
             return None
-        from ..handler.replay import MockScript, ServiceError
+        from ..handler.replay import MockScript
 
         try:
             return MockScript.from_file(self.settings.mock_responses, self._warn)
