@@ -1,12 +1,62 @@
-"""Rendering errors for people: the one place an error becomes text."""
+"""Rendering errors for people: the one place an error becomes text.
+
+The CLI and the REPL show every error through these: a program's error (format_error), whatever
+ended an evaluation, internal errors included (format_failure), and an error or warning that
+belongs to no program (error_line, warning_line). They return text: the REPL's session hands it
+back as its reply, the CLI writes it with report.
+"""
 
 from __future__ import annotations
 
+import sys
+import traceback
+
 from .errors import SexpError, UserError
+from .lang.printer import to_repr
 from .redact import scrub
 
 _MAX_SHOWN = 160
 _MAX_DATA = 200  # characters of an (error msg data)'s data shown after its message
+DEBUG_HINT = " (run with --debug for details)"
+INTERRUPTED = "interrupted"  # what Ctrl-C leaves on the screen, in the CLI and the REPL alike
+
+
+def report(text: str) -> None:
+    """Write text, a rendered error or warning, on a line of its own on standard error (stderr
+    is line-buffered, so the line is out at once)."""
+    print(text, file=sys.stderr)
+
+
+def error_line(message: str, where: str | None = None) -> str:
+    """`error: message` (`where: error: message` when where is given), for an error that is no
+    SexpError: a command line that cannot be carried out, a file that cannot be read, an unknown
+    task, run or command, input that is not text."""
+    return f"error: {message}" if where is None else f"{where}: error: {message}"
+
+
+def warning_line(message: str) -> str:
+    """`warning: message`: something worth knowing that stops nothing."""
+    return f"warning: {message}"
+
+
+def format_failure(exc: BaseException, debug: bool = False, debug_hint: bool = False) -> str:
+    """What ended an evaluation, for people: a SexpError as format_error renders it, Python's
+    RecursionError as nesting too deep, anything else as an internal error (a bug in sexp, not
+    the user's mistake), followed by DEBUG_HINT when debug_hint is set and debug is not. With debug,
+    the Python traceback comes first."""
+    if isinstance(exc, SexpError):
+        text = format_error(exc)
+    elif isinstance(exc, RecursionError):
+        text = error_line("nesting too deep to evaluate")
+    else:
+        hint = DEBUG_HINT if debug_hint and not debug else ""
+        text = f"internal error: {type(exc).__name__}: {exc}{hint}"
+    return traceback_text(exc) + text if debug else text
+
+
+def traceback_text(exc: BaseException) -> str:
+    """Python's traceback of exc, as --debug shows it."""
+    return "".join(traceback.format_exception(exc))
 
 
 def format_error(err: SexpError) -> str:
@@ -42,8 +92,7 @@ def _data(err: SexpError) -> str:
     """' <printed data>' of an `(error msg data)`, on one line and clipped; '' for other errors."""
     if not isinstance(err, UserError) or err.details is None:
         return ""
-    from .lang.printer import to_repr
-    from .runs.traces import preview
+    from .runs.traces import preview  # keeps --help fast: runs.traces imports the handler package
 
     try:
         printed = to_repr(err.details)

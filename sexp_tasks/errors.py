@@ -118,6 +118,32 @@ class RunError(SexpError):
     error_type = "RUN_ERROR"
 
 
+class StoreError(SexpError):
+    """The run store cannot be opened or written: corrupt, locked, or not a store at all."""
+
+    error_type = "STORE_ERROR"
+
+
+class TemplateError(SexpError):
+    """A task template that is not well-formed XML, or breaks the schema or a rule."""
+
+    def __init__(self, error_type: str, message: str, span: Span | None = None) -> None:
+        super().__init__(message, span)
+        self.error_type = error_type
+
+
+class ServiceError(SexpError):
+    """A mock script or cassette that cannot be used (stops the program, exit 1)."""
+
+    error_type = "HANDLER_ERROR"
+
+
+class NoModelError(SexpError):
+    """A task call with no model configured anywhere."""
+
+    error_type = "CONFIGURATION_ERROR"
+
+
 class OutputClosed(BaseException):
     """Standard output is closed or full: the command ends quietly (SPEC §10.1).
 

@@ -43,7 +43,7 @@ class Runtime:
         self.globals = GlobalEnvironment()
         self.globals.reserved = tuple(SPECIAL_FORMS)
         allow_recursion(self.settings.recursion_limit)
-        self.tasks = TaskSystem(self.settings, self.warn)
+        self.tasks = TaskSystem(self.settings, self.warn, self.err)
         self.compiler = Compiler(self.globals, self.settings.recursion_limit, self.tasks)
         self.workspace = Workspace(self.settings.workspace)
         self._loading: list[Path] = []

@@ -11,18 +11,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .errors import SexpError
+from .errors import TemplateError
 from .syntax.source import Source, Span
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "task.xsd"
-
-
-class TemplateError(SexpError):
-    """A template that is not well-formed XML, or breaks the schema or a rule."""
-
-    def __init__(self, error_type: str, message: str, span: Span | None = None) -> None:
-        super().__init__(message, span)
-        self.error_type = error_type
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -308,6 +309,63 @@ def test_debug_shows_a_traceback(cli: Cli, workspace: Path) -> None:
         assert code == EXIT_ERROR
         assert "Traceback" in err
         assert "bad.sexp:3:3: error:" in err
+
+
+# A bug in sexp itself: `_run` replaced by one that raises, in a real `sexp` process.
+BUGGY_CLI = (
+    "import sys\nfrom sexp_tasks.cli import main as cli\n"
+    "def boom(*args, **kwargs):\n    raise RuntimeError('boom')\n"
+    "cli._run = boom\nsys.exit(cli.main(sys.argv[1:]))"
+)
+
+
+def test_an_internal_error_says_so_and_points_at_debug(workspace: Path) -> None:
+    def buggy(*args: str) -> subprocess.CompletedProcess[str]:
+        environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+        command = [sys.executable, "-c", BUGGY_CLI, *args]
+        return subprocess.run(command, cwd=workspace, capture_output=True, text=True, env=environment)
+
+    plain = buggy("eval", "1")
+    assert (plain.returncode, plain.stdout) == (EXIT_ERROR, "")
+    assert plain.stderr == "internal error: RuntimeError: boom (run with --debug for details)\n"
+    debug = buggy("--debug", "eval", "1")
+    assert debug.returncode == EXIT_ERROR
+    assert debug.stderr.startswith("Traceback (most recent call last):\n")
+    assert debug.stderr.endswith("RuntimeError: boom\ninternal error: RuntimeError: boom\n")
+
+
+def test_every_sexp_error_is_defined_in_the_errors_module() -> None:
+    """One module holds the hierarchy: no SexpError subclass is defined anywhere else."""
+    hierarchy = {"SexpError"}
+    for node in ast.walk(ast.parse((ROOT / "sexp_tasks" / "errors.py").read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef) and {_base_name(b) for b in node.bases} & hierarchy:
+            hierarchy.add(node.name)
+    elsewhere = [
+        f"{path.relative_to(ROOT)}: {node.name}"
+        for path in sorted((ROOT / "sexp_tasks").rglob("*.py"))
+        if path != ROOT / "sexp_tasks" / "errors.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and {_base_name(b) for b in node.bases} & hierarchy
+    ]
+    assert elsewhere == []
+
+
+def _base_name(base: ast.expr) -> str:
+    return base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+
+
+def test_the_cli_and_the_repl_write_no_error_line_by_hand() -> None:
+    """Their `error:`, `warning:` and `internal error` lines all come from sexp_tasks.diagnostics."""
+    by_hand = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+        for folder in ("cli", "repl")
+        for path in sorted((ROOT / "sexp_tasks" / folder).glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.search(r"(^|: )(error|warning): |internal error", node.value)
+    ]
+    assert by_hand == []
 
 
 @pytest.mark.parametrize(

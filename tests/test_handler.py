@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
-from sexp_tasks.errors import UsageError
+from sexp_tasks.errors import ServiceError, UsageError
 from sexp_tasks.handler import (
     Cassette,
     Handler,
@@ -23,7 +23,6 @@ from sexp_tasks.handler import (
     HandlerServices,
     MockScript,
     OutputSpec,
-    ServiceError,
     TaskPrompt,
 )
 from sexp_tasks.handler.cost import CostBudget

@@ -185,6 +185,18 @@ def test_debug_adds_the_traceback(session: Session) -> None:
     assert "Traceback" in text and text.endswith("^")
 
 
+def test_an_internal_error_says_so_and_the_session_goes_on(session: Session) -> None:
+    def bug() -> None:
+        raise RuntimeError("boom")
+
+    assert session.evaluate(bug, "<repl>", "") == Failed("internal error: RuntimeError: boom")
+    session.debug = True
+    text = session.evaluate(bug, "<repl>", "").text  # type: ignore[union-attr]
+    assert text.startswith("Traceback (most recent call last):\n")
+    assert text.endswith("RuntimeError: boom\ninternal error: RuntimeError: boom")
+    assert shown(session, "(+ 2 2)") == "4"
+
+
 # Recording -----------------------------------------------------------------------------------
 def test_inputs_that_call_no_task_record_nothing(session: Session, workspace: Path) -> None:
     shown(session, "(+ 1 2)")

@@ -632,6 +632,23 @@ def test_loops_show_progress_on_a_terminal_and_nothing_when_piped(workspace: Pat
     assert (code, out, err) == (0, "4\n", "")
 
 
+class Terminal(io.StringIO):
+    """A captured stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_loops_progress_goes_to_the_runtimes_error_stream(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    terminal = Terminal()
+    runtime = Runtime(Settings(workspace=str(workspace)), err=terminal)
+    assert runtime.run_source(LOOP_PROGRAM) == 4
+    assert "director-evaluator-loop [" in terminal.getvalue()
+    assert capsys.readouterr().err == ""
+
+
 # *loop-config* is dynamically bound: a binding belongs to the loop's thread and the pmap elements it
 # starts, so loops running at once never see each other's settings.
 

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
 
-from sexp_tasks.errors import SexpError
+from sexp_tasks.config import Settings
+from sexp_tasks.errors import SexpError, TemplateError
 from sexp_tasks.lang.printer import to_repr
 from sexp_tasks.runtime import Runtime
 from sexp_tasks.tasks.inputs import InputError, prepare_inputs, substitute
 from sexp_tasks.tasks.template import load_templates
-from sexp_tasks.xmltools import TemplateError
 
 SUMMARIZE = """<task name="summarize" type="atomic">
   <description>Summarise a text in a given style</description>
@@ -542,6 +543,21 @@ def test_sexp_toml_sets_max_tool_calls_per_turn(cli, workspace: Path) -> None:  
     assert err.startswith("error: RESOURCE_EXHAUSTION tool_calls: the model asked for 3 tool calls in one")
     (workspace / "sexp.toml").write_text("max_tool_calls_per_turn = 3\n")
     assert cli("eval", "--model", "mock/demo", "--mock-responses", "replies.json", program)[0] == 0
+
+
+def test_ask_user_asks_on_the_runtimes_error_stream(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asking = {"content": "", "tool_calls": [{"name": "ask_user", "arguments": {"question": "Colour?"}}]}
+    (workspace / "replies.json").write_text(json.dumps([asking, "<output>noted</output>"]))
+    monkeypatch.setattr("sys.stdin", io.StringIO("blue\n"))
+    err = io.StringIO()
+    settings = Settings(workspace=str(workspace), model="mock/demo", mock_responses="replies.json")
+    runtime = Runtime(settings, err=err)
+    program = '(defatom asker (instructions "Ask") (tools ask_user)) (task-content (asker))'
+    assert runtime.run_source(program) == "noted"
+    assert "Colour?\n> " in err.getvalue()
+    assert "Colour?" not in capsys.readouterr().err
 
 
 @pytest.mark.slow

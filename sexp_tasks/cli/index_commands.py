@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ..config import load_settings
+from ..diagnostics import report, warning_line
 from ..errors import UsageError
 
 EXIT_OK = 0
@@ -25,7 +26,7 @@ def run_index_command(
 
     def warn(message: str) -> None:
         if not settings.quiet:
-            print(f"warning: {message}", file=sys.stderr, flush=True)
+            report(warning_line(message))
 
     for warning in settings.warnings:
         warn(warning)
@@ -42,7 +43,7 @@ def run_index_command(
     held: list[str] = []  # warnings wait for the bar to be erased, so they do not break it
     try:
         ctx = SimpleNamespace(err=sys.stderr, settings=settings)
-        report = index_path(
+        indexed = index_path(
             opened, root, target, warn=held.append, progress=lambda total: progress(ctx, "index", total)
         )
     finally:
@@ -50,5 +51,5 @@ def run_index_command(
         for message in held:
             warn(message)
     if not settings.quiet:
-        print(report.line())
+        print(indexed.line())
     return EXIT_OK

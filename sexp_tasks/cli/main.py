@@ -15,8 +15,16 @@ from typing import Any, TextIO
 
 from .. import __version__
 from ..config import Settings, load_dotenv, load_settings
-from ..diagnostics import format_error
-from ..errors import OutputClosed, ReadError, SexpError, UsageError
+from ..diagnostics import (
+    INTERRUPTED,
+    error_line,
+    format_error,
+    format_failure,
+    report,
+    traceback_text,
+    warning_line,
+)
+from ..errors import OutputClosed, ReadError, UsageError
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.printer import to_json, to_repr
 from ..lang.values import Value
@@ -30,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"error: {message}\n")
+        self.exit(EXIT_USAGE, error_line(message) + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,16 +139,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except UsageError as err:
-        print(f"error: {err}", file=sys.stderr)
+        report(error_line(str(err)))
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        report(INTERRUPTED)
         return EXIT_INTERRUPTED
     except OutputClosed as closed:  # stdout closed or full: end quietly (SPEC §10.1)
         if getattr(args, "debug", False):
-            import traceback
-
-            traceback.print_exception(closed.cause, file=sys.stderr)
+            sys.stderr.write(traceback_text(closed.cause))
         from .stdout import discard_stdout
 
         discard_stdout()
@@ -150,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     for warning in load_dotenv(cwd):
-        print(f"warning: {warning}", file=sys.stderr)
+        report(warning_line(warning))
     if args.command == "check":
         templates = {"template_flags": tuple(args.templates) or None}
         return _guarded(args, lambda: _check(args.files, load_settings(cwd, templates)))
@@ -180,7 +186,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     settings = load_settings(cwd, _overrides(args))
     for warning in settings.warnings:
         if not settings.quiet:
-            print(f"warning: {warning}", file=sys.stderr)
+            report(warning_line(warning))
     if args.command == "run":
         path = Path(args.file)
         try:
@@ -215,16 +221,8 @@ def _guarded(
     args: argparse.Namespace, action: Callable[[], int], on_interrupt: Callable[[], None] | None = None
 ) -> int:
     """Run action on a deep stack; turn every error into a message and an exit status."""
-    debug = getattr(args, "debug", False)
-    import traceback  # only for --debug, but cheap enough to import before it is needed here
-
     try:
         return run_with_deep_stack(action)
-    except SexpError as err:
-        if debug:
-            traceback.print_exception(err, file=sys.stderr)
-        print(format_error(err), file=sys.stderr)
-        return EXIT_USAGE if isinstance(err, ReadError) else EXIT_ERROR
     except KeyboardInterrupt:
         if on_interrupt is not None:
             on_interrupt()
@@ -233,17 +231,9 @@ def _guarded(
         raise
     except BrokenPipeError as err:  # `sexp runs | head -1`: the reader has what it wanted
         raise OutputClosed(err) from None
-    except RecursionError:
-        if debug:
-            traceback.print_exc(file=sys.stderr)
-        print("error: nesting too deep to evaluate", file=sys.stderr)
-        return EXIT_ERROR
-    except Exception as exc:  # a bug in sexp itself, not the user's mistake
-        if debug:
-            traceback.print_exc(file=sys.stderr)
-        hint = "" if debug else " (run with --debug for details)"
-        print(f"internal error: {type(exc).__name__}: {exc}{hint}", file=sys.stderr)
-        return EXIT_ERROR
+    except Exception as exc:  # the program's error, too deep a nesting, or a bug in sexp itself
+        report(format_failure(exc, getattr(args, "debug", False), debug_hint=True))
+        return EXIT_USAGE if isinstance(exc, ReadError) else EXIT_ERROR
 
 
 def _run(
@@ -270,7 +260,7 @@ def _run(
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
     failure_line = getattr(value, "failure_line", None)  # a FAILED TaskResult
     if failure_line is not None and failure_line() is not None:
-        print(failure_line(), file=sys.stderr)
+        report(failure_line())
         return EXIT_ERROR
     return EXIT_OK
 
@@ -341,18 +331,18 @@ def _check(files: list[str], settings: Settings) -> int:
         try:
             text = Path(name).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
-            print(f"error: cannot read '{name}': {getattr(err, 'strerror', None) or err}", file=sys.stderr)
+            report(error_line(f"cannot read '{name}': {getattr(err, 'strerror', None) or err}"))
             status = max(status, EXIT_USAGE)
             continue
         try:
             forms = read(text, name)
         except ReadError as err:
-            print(format_error(err), file=sys.stderr)
+            report(format_error(err))
             status = max(status, EXIT_USAGE)
             continue
         problems = check_forms(forms, Runtime(settings, program=Path(name)))
         for problem in problems:
-            print(format_error(problem), file=sys.stderr)
+            report(format_error(problem))
         if problems:
             status = max(status, EXIT_ERROR)
         else:

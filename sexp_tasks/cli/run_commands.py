@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..config import Settings
+from ..diagnostics import error_line, report
 from ..runs.store import Store
 from ..runs.traces import format_run_line, format_trace, run_summary, trace_json
 
@@ -43,7 +44,7 @@ def trace_command(settings: Settings, run_id: str, as_json: bool, out: TextIO | 
     try:
         run = None if store is None else store.run(run_id)
         if run is None or store is None:
-            print(f"error: unknown run '{run_id}'", file=sys.stderr)
+            report(error_line(f"unknown run '{run_id}'"))
             return EXIT_ERROR
         steps = store.steps(run_id)
     finally:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..config import Settings
-from ..diagnostics import format_error
+from ..diagnostics import error_line, format_error, report
 from ..errors import SexpError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -27,7 +26,7 @@ def run_tasks_command(action: str, operands: list[str], settings: Settings) -> i
     if action == "show":
         template = library.get(operands[0])
         if template is None:
-            print(f"error: unknown task '{operands[0]}'{library.suggestion(operands[0])}", file=sys.stderr)
+            report(error_line(f"unknown task '{operands[0]}'{library.suggestion(operands[0])}"))
             return EXIT_ERROR
         print(template.describe())
         return EXIT_OK
@@ -48,11 +47,11 @@ def _validate(paths: list[str]) -> int:
         try:
             templates = load_templates(path.read_text(encoding="utf-8"), str(path))
         except OSError as err:  # a missing file is a usage error, as for `run` and `check`
-            print(f"error: cannot read '{path}': {err.strerror}", file=sys.stderr)
+            report(error_line(f"cannot read '{path}': {err.strerror}"))
             status = max(status, EXIT_USAGE)
             continue
         except SexpError as err:
-            print(format_error(err), file=sys.stderr)
+            report(format_error(err))
             status = max(status, EXIT_ERROR)
             continue
         print(f"{path}: ok ({', '.join(t.name for t in templates)})")

@@ -2,7 +2,7 @@
 
 from .contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from .handler import Handler
-from .replay import Cassette, MockScript, ServiceError
+from .replay import Cassette, MockScript
 
 __all__ = [
     "Cassette",
@@ -11,6 +11,5 @@ __all__ = [
     "HandlerServices",
     "MockScript",
     "OutputSpec",
-    "ServiceError",
     "TaskPrompt",
 ]

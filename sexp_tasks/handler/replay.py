@@ -10,16 +10,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..errors import SexpError, UsageError
+from ..errors import ServiceError, UsageError
 from ..lang.suggest import did_you_mean
 from ..redact import scrub
 from .llm import MockReply, ModelReply
-
-
-class ServiceError(SexpError):
-    """A mock script or cassette that cannot be used (stops the program, exit 1)."""
-
-    error_type = "HANDLER_ERROR"
 
 
 class MockScript:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..config import Settings
+from ..diagnostics import report, warning_line
 
 
 def start(settings: Settings, debug: bool = False) -> int:
@@ -13,8 +14,8 @@ def start(settings: Settings, debug: bool = False) -> int:
 
     session = Session(settings)
     session.debug = debug
-    for message in [*(f"warning: {w}" for w in settings.warnings), *session.startup_messages]:
-        print(message, file=sys.stderr)
+    for message in [*map(warning_line, settings.warnings), *session.startup_messages]:
+        report(message)
     try:
         if sys.stdin is None:  # `sexp <&-`: no input at all
             return 0

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..diagnostics import format_error
+from ..diagnostics import error_line, format_error
 from ..errors import SexpError
 from ..lang.printer import to_repr
 from ..lang.suggest import did_you_mean
@@ -46,7 +46,7 @@ def run_command(session: Session, text: str) -> Reply:
     found = COMMANDS.get(name)
     if found is None:
         hint = did_you_mean(f":{name}", [f":{known}" for known in COMMANDS])
-        return Failed(f"error: unknown command ':{name}'{hint} (:help lists the commands)")
+        return Failed(error_line(f"unknown command ':{name}'{hint} (:help lists the commands)"))
     return found.run(session, operand.strip())
 
 
@@ -71,7 +71,7 @@ def _tasks(session: Session, operand: str) -> Reply:
 @command("show", ":show NAME", "a task template in full, or what a name is bound to")
 def _show(session: Session, operand: str) -> Reply:
     if not operand:
-        return Failed("error: :show expects a name (:show NAME)")
+        return Failed(error_line(":show expects a name (:show NAME)"))
     template = session.runtime.tasks.library.get(operand)
     if template is not None:
         return Printed(template.describe())
@@ -88,7 +88,7 @@ def _show(session: Session, operand: str) -> Reply:
             return Failed(format_error(err))
     if operand not in env.values:
         hint = did_you_mean(operand, session.names())
-        return Failed(f"error: '{operand}' is neither a task nor a bound name{hint}")
+        return Failed(error_line(f"'{operand}' is neither a task nor a bound name{hint}"))
     doc = getattr(value, "doc", None)
     return Printed(f"{operand} = {preview(to_repr(value), 200)}" + (f"\n  {doc}" if doc else ""))
 
@@ -106,12 +106,12 @@ def _env(session: Session, operand: str) -> Reply:
 @command("load", ":load FILE", "run a file here; its definitions stay")
 def _load(session: Session, operand: str) -> Reply:
     if not operand:
-        return Failed("error: :load expects a file (:load FILE)")
+        return Failed(error_line(":load expects a file (:load FILE)"))
     path = Path(operand).expanduser()
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        return Failed(f"error: cannot read '{operand}': {getattr(err, 'strerror', None) or err}")
+        return Failed(error_line(f"cannot read '{operand}': {getattr(err, 'strerror', None) or err}"))
     return session.evaluate(lambda: session.runtime.run_file(path, text), str(path), text)
 
 
@@ -128,7 +128,7 @@ def _trace(session: Session, operand: str) -> Reply:
         run_id = newest[0]["id"]
     run = store.run(run_id)
     if run is None:
-        return Failed(f"error: unknown run '{run_id}'")
+        return Failed(error_line(f"unknown run '{run_id}'"))
     return Printed(format_trace(run, store.steps(run_id)))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from ..diagnostics import INTERRUPTED
 from .replies import Failed, Incomplete, Printed, Quit, Reply
 from .session import Session
 
@@ -41,7 +42,7 @@ def run_lines(session: Session, lines: TextIO, prompt: bool = False) -> int:
         try:
             reply = session.submit(pending)
         except KeyboardInterrupt:
-            reply = Failed("interrupted")
+            reply = Failed(INTERRUPTED)
         if isinstance(reply, Incomplete):
             continue
         pending = ""

@@ -13,14 +13,13 @@ a step (calls a task) — the store and the run begin with the first step, so an
 from __future__ import annotations
 
 import threading
-import traceback
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from ..config import Settings
-from ..diagnostics import format_error
+from ..diagnostics import INTERRUPTED, error_line, format_error, format_failure
 from ..errors import ReadError, SexpError
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.forms import SPECIAL_FORMS
@@ -135,15 +134,11 @@ class Session:
             value = run_interruptibly(action)
             status = "failed" if getattr(value, "failed", False) else "completed"
             return Printed(_echo(value))
-        except SexpError as err:
-            return Failed(self._traced(err, format_error(err)))
         except KeyboardInterrupt:
             status = "interrupted"
-            return Failed("interrupted")
-        except RecursionError as err:
-            return Failed(self._traced(err, "error: nesting too deep to evaluate"))
-        except Exception as exc:  # a bug in sexp itself: say so, and keep the session
-            return Failed(self._traced(exc, f"internal error: {type(exc).__name__}: {exc}"))
+            return Failed(INTERRUPTED)
+        except Exception as exc:  # the input's error, or a bug in sexp itself: say so, and go on
+            return Failed(format_failure(exc, self.debug))
         finally:
             self.runtime.tasks.journal = None
             self._note_definitions(before, pending)
@@ -154,11 +149,6 @@ class Session:
                 except SexpError as err:  # the store went away: the reply still stands
                     self.runtime.warn(f"run {journal.run_id} not marked {status}: {err.message}")
                 journal.release()
-
-    def _traced(self, exc: BaseException, message: str) -> str:
-        if not self.debug:
-            return message
-        return "".join(traceback.format_exception(exc)) + message
 
     def _note_definitions(self, before: dict[str, Value], pending: set[str]) -> None:
         """Remember the globals this input defined or redefined (not prelude names it looked up)."""
@@ -232,7 +222,7 @@ def _not_utf8(text: str) -> str | None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
-        return f"{ORIGIN}:{text.count(chr(10), 0, err.start) + 1}: error: the input is not UTF-8 text"
+        return error_line("the input is not UTF-8 text", f"{ORIGIN}:{text.count(chr(10), 0, err.start) + 1}")
     return None
 
 

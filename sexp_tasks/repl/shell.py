@@ -8,7 +8,6 @@ in $XDG_STATE_HOME/sexp/history, Ctrl-C clears the input and Ctrl-D on an empty 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from prompt_toolkit.lexers import PygmentsLexer
 from pygments.lexers.lisp import SchemeLexer
 
 from .. import __version__
+from ..diagnostics import INTERRUPTED, report, warning_line
 from .lines import CONTINUATION, PROMPT, show
 from .replies import Failed, Quit
 from .session import Session
@@ -51,7 +51,7 @@ def _history() -> History:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch(exist_ok=True)
     except OSError as err:
-        print(f"warning: history not kept: cannot write '{path}': {err.strerror}", file=sys.stderr)
+        report(warning_line(f"history not kept: cannot write '{path}': {err.strerror}"))
         return InMemoryHistory()
     return FileHistory(str(path))
 
@@ -106,7 +106,7 @@ def run_shell(session: Session) -> int:
         try:
             reply = session.submit(text, final=True)
         except KeyboardInterrupt:
-            reply = Failed("interrupted")
+            reply = Failed(INTERRUPTED)
         if isinstance(reply, Quit):
             return 0
         show(reply)

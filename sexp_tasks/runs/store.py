@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import SexpError
+from ..errors import StoreError
 from ..redact import scrub
 
 SCHEMA_VERSION = 1
@@ -62,12 +62,6 @@ CREATE TABLE IF NOT EXISTS files (
     indexed_at REAL NOT NULL
 );
 """
-
-
-class StoreError(SexpError):
-    """The store cannot be opened or written: corrupt, locked, or not a store at all."""
-
-    error_type = "STORE_ERROR"
 
 
 class Store:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..errors import TemplateError
 from ..lang.suggest import did_you_mean
-from ..xmltools import TemplateError
 from .template import TaskTemplate, check_rules, load_templates
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..config import Settings
-from ..errors import SexpError
+from ..errors import NoModelError, ServiceError, SexpError
 from ..handler.cost import CostBudget
 from ..lang.values import Value
 from ..resources import data_dir
@@ -23,17 +24,13 @@ from .task import Task, input_failure
 from .template import TaskTemplate
 
 
-class NoModelError(SexpError):
-    """A task call with no model configured anywhere."""
-
-    error_type = "CONFIGURATION_ERROR"
-
-
 class TaskSystem:
     """Templates by name (loaded from the template directories) and the runner behind every Task."""
 
-    def __init__(self, settings: Settings, warn: Callable[[str], None]) -> None:
+    def __init__(self, settings: Settings, warn: Callable[[str], None], err: TextIO | None = None) -> None:
+        """err: the runtime's standard error, where ask_user asks and loops draw their progress."""
         self.settings = settings
+        self.err = err or sys.stderr
         self.library = TaskLibrary(warn)
         self._tasks: dict[str, Task] = {}
         self._services: Any = None
@@ -279,7 +276,7 @@ class TaskSystem:
         mock call raises (a program that makes none never needs it)."""
         if not self.settings.mock_responses:
             return None
-        from ..handler.replay import MockScript, ServiceError
+        from ..handler.replay import MockScript
 
         try:
             return MockScript.from_file(self.settings.mock_responses, self._warn)
@@ -302,7 +299,7 @@ class TaskSystem:
         return HandlerServices(
             mock=mock,
             cassette=cassette,
-            ask_user=_ask_user,
+            ask_user=lambda question: _ask_user(question, self.err),
             warn=self._warn,
             spawn_subtask=self.spawn_subtask,
             record_tool=self.record_tool,
@@ -417,10 +414,8 @@ def _subtask_failure(message: str, request: dict[str, Any], depth: int) -> TaskR
     )
 
 
-def _ask_user(question: str) -> str:
-    """The ask_user tool on a terminal: the question on stderr, the answer from stdin."""
-    import sys
-
-    sys.stderr.write(f"{question}\n> ")
-    sys.stderr.flush()
+def _ask_user(question: str, err: TextIO) -> str:
+    """The ask_user tool on a terminal: the question on the runtime's stderr, the answer from stdin."""
+    err.write(f"{question}\n> ")
+    err.flush()
     return sys.stdin.readline().rstrip("\n")

@@ -7,8 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import TemplateError
 from ..syntax.source import Source, Span
-from ..xmltools import TemplateError, XmlNode, parse_template_document
+from ..xmltools import XmlNode, parse_template_document
 
 INPUT_TYPES = ("string", "integer", "number", "boolean", "array", "object", "any")
 TYPE_ALIASES = {

@@ -25,7 +25,7 @@ from ...lang.forms import special_form
 from ...lang.printer import to_repr
 from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Procedure, Value, type_name
-from ...progress import Progress, is_terminal
+from ...progress import Progress, is_terminal, progress
 from ...results import TaskResult
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
 from ...syntax.source import Span
@@ -219,9 +219,11 @@ def annotated(err: SexpError, prefix: str) -> SexpError:
 
 
 def loop_progress(c: Compiler, label: str, total: int) -> Progress:
-    """The iterations as a progress bar on a terminal's stderr (nothing when piped or quiet)."""
-    quiet = c.tasks.settings.quiet if c.tasks is not None else False
-    return Progress(label, total, sys.stderr, not quiet and is_terminal(sys.stderr))
+    """The iterations as a progress bar on the runtime's stderr when it is a terminal (nothing when
+    piped or quiet)."""
+    if c.tasks is None:
+        return Progress(label, total, sys.stderr, is_terminal(sys.stderr))
+    return progress(c.tasks, label, total)
 
 
 def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[str, Value]:
