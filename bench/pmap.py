@@ -3,10 +3,8 @@
 .venv/bin/python bench/pmap.py [--calls 100] [--delay 0.2] [--rounds 3] [--concurrency 10 32]
 
 Side by side, each as a ratio to the ideal (delay × ceil(calls / c)):
-  pmap          a real `(pmap echo xs :concurrency c)` program through Runtime, Handler and llm.complete
-                (once per transport: `process`, worker processes (SEXP_LLM_WORKERS, 4 here by default:
-                measured here, 4 beat one per core, see bench/README.md);
-                then with SEXP_LLM_WORKERS=0, in this process, `sync` and `async` (SEXP_LLM_TRANSPORT))
+  pmap          a real `(pmap echo xs :concurrency c)` program through Runtime, Handler and llm.complete,
+                once per transport (SEXP_LLM_TRANSPORT): `sync` and `async`
   bare litellm  litellm.acompletion under an asyncio.Semaphore on one event loop
   raw aiohttp   one aiohttp session under an asyncio.Semaphore
 The server runs in its own process so that its work does not compete with the client's for the GIL.
@@ -32,11 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 GOALS = {10: 1.10, 32: 1.25}
-# More workers than cores: each worker's loop shares its CPU among the calls it holds, so that a
-# wave of replies finishes together; fewer calls per worker spread the waves (bench/README.md).
-DEFAULT_WORKERS = 4
 PATHS = {  # --paths names -> the labels printed
-    "process": "pmap (process)",
     "sync": "pmap (sync)",
     "async": "pmap (async)",
     "bare": "bare litellm",
@@ -104,10 +98,9 @@ class Loop:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
 
-def pmap_path(base_url: str, calls: int, transport: str, workers: int = 0) -> Callable[[int], None]:
-    """Runs `(pmap echo xs :concurrency c)` in one Runtime, checking every result completed.
-
-    transport: `process` (worker processes, the default), `sync` or `async` (in this process)."""
+def pmap_path(base_url: str, calls: int, transport: str) -> Callable[[int], None]:
+    """Runs `(pmap echo xs :concurrency c)` in one Runtime over transport (`sync` or `async`),
+    checking every result completed."""
     from sexp_tasks.config import Settings
     from sexp_tasks.runtime import Runtime
 
@@ -117,43 +110,13 @@ def pmap_path(base_url: str, calls: int, transport: str, workers: int = 0) -> Ca
     runtime.run_source('(defatom echo (params x) (instructions "Echo {{x}}"))')
 
     def run(concurrency: int) -> None:
-        if transport == "process":
-            os.environ.pop("SEXP_LLM_TRANSPORT", None)
-            os.environ["SEXP_LLM_WORKERS"] = str(workers)  # opt-in outside the bench
-        else:
-            os.environ["SEXP_LLM_WORKERS"] = "0"
-            os.environ["SEXP_LLM_TRANSPORT"] = transport
+        os.environ["SEXP_LLM_TRANSPORT"] = transport
         results = runtime.run_source(f"(pmap echo (range {calls}) :concurrency {concurrency})")
         failed = [r for r in results if getattr(r, "status", None) != "COMPLETE"]  # type: ignore[union-attr]
         if failed:
             sys.exit(f"pmap: {len(failed)} of {calls} task calls did not complete: {failed[0]}")
 
     return run
-
-
-def workers_cpu() -> float:
-    """CPU seconds used so far by this process's model-call workers (Linux /proc; 0 elsewhere)."""
-    from sexp_tasks.handler import llm_workers
-
-    total = 0
-    for pid in llm_workers.pool().pids():
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def start_workers(run: Callable[[int], None], concurrency: int) -> float:
-    """Seconds from the first overlapping calls until every worker is ready (runs continue meanwhile)."""
-    from sexp_tasks.handler import llm_workers
-
-    started = time.perf_counter()
-    run(concurrency)
-    if not llm_workers.pool().wait_ready(300):
-        sys.exit("the model-call workers did not start")
-    return time.perf_counter() - started
 
 
 def bare_path(loop: Loop, base_url: str, calls: int) -> Callable[[int], None]:
@@ -211,7 +174,6 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 32])
-    parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS, help="worker processes (default: 4)")
     parser.add_argument(
         "--paths", nargs="+", choices=PATHS, default=list(PATHS), help="which to run (default: all)"
     )
@@ -226,16 +188,12 @@ def main() -> None:
     try:
         loop = Loop()
         makers = {
-            "process": lambda: pmap_path(base_url, args.calls, "process", args.workers),
             "sync": lambda: pmap_path(base_url, args.calls, "sync"),
             "async": lambda: pmap_path(base_url, args.calls, "async"),
             "bare": lambda: bare_path(loop, base_url, args.calls),
             "raw": lambda: raw_path(loop, base_url, args.calls),
         }
         paths = {PATHS[key]: makers[key]() for key in PATHS if key in args.paths}
-        ready = (
-            start_workers(paths[PATHS["process"]], min(args.concurrency)) if "process" in args.paths else 0.0
-        )
         for run in paths.values():  # warm-up: imports, clients, connection pools
             run(min(args.concurrency))
         ratios: dict[tuple[str, int], list[float]] = {}
@@ -244,20 +202,18 @@ def main() -> None:
             for c in args.concurrency:
                 ideal = args.delay * math.ceil(args.calls / c)
                 for name, run in paths.items():
-                    started, cpu_started = time.perf_counter(), time.process_time() + workers_cpu()
+                    started, cpu_started = time.perf_counter(), time.process_time()
                     run(c)
                     ratios.setdefault((name, c), []).append((time.perf_counter() - started) / ideal)
-                    used = time.process_time() + workers_cpu() - cpu_started  # idle workers use none
+                    used = time.process_time() - cpu_started
                     cpu.setdefault((name, c), []).append(used / args.calls)
     finally:
         os.environ.pop("SEXP_LLM_TRANSPORT", None)
-        os.environ.pop("SEXP_LLM_WORKERS", None)
         server.terminate()
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.calls} calls, server delay {args.delay * 1000:.0f} ms, {args.rounds} rounds; load {load}")
-    if "process" in args.paths:
-        print(f"{os.cpu_count()} cores; {args.workers} worker processes, ready {ready:.1f} s after asked")
+    print(f"{os.cpu_count()} cores")
     print(f"{'path':<16} {'c':>3} {'median ×ideal':>14} {'range':>12} {'CPU ms/call':>12}")
     for c in args.concurrency:
         for name in paths:

@@ -19,7 +19,6 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing: `pytest
     sys.path.insert(0, str(ROOT))
 
 from sexp_tasks.config import Settings  # noqa: E402
-from sexp_tasks.handler import llm_workers  # noqa: E402
 from sexp_tasks.runtime import Runtime  # noqa: E402
 
 T = TypeVar("T")
@@ -65,18 +64,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     yield work
-
-
-@pytest.fixture(scope="session")
-def worker_pool() -> Iterator[llm_workers.Pool]:
-    """One ready model-call worker process, shared by every test that asks for it (starting one
-    imports litellm: seconds). Tests that use it patch `llm_workers._pools` to [worker_pool]."""
-    pool = llm_workers.Pool()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SEXP_LLM_WORKERS", "1")
-        assert pool.wait_ready(300), "the worker did not start"
-    yield pool
-    pool.stop()
 
 
 @pytest.fixture

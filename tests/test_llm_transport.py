@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
-from sexp_tasks.handler import llm, llm_workers
+from sexp_tasks.handler import llm
 from sexp_tasks.handler.llm import ModelReply, ProviderError
 from sexp_tasks.handler.output import _plain_answer
 from sexp_tasks.handler.replay import Cassette, MockScript
@@ -29,16 +29,11 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
     llm_server.stop()
 
 
-@pytest.fixture(params=["sync", "async", "process"])
+@pytest.fixture(params=["sync", "async"])
 def transport(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """In this process over `sync` or `async` (no workers), or in a ready worker process."""
-    if request.param == "process":
-        monkeypatch.setattr(llm_workers, "_pools", [request.getfixturevalue("worker_pool")])
-        monkeypatch.setenv("SEXP_LLM_WORKERS", "1")
-    else:
-        monkeypatch.setenv("SEXP_LLM_WORKERS", "0")
-        monkeypatch.setenv("SEXP_LLM_TRANSPORT", request.param)
-        assert llm.transport() == request.param
+    """`litellm.completion` in the calling thread, or `litellm.acompletion` on the shared loop."""
+    monkeypatch.setenv("SEXP_LLM_TRANSPORT", request.param)
+    assert llm.transport() == request.param
     return str(request.param)
 
 
@@ -111,6 +106,25 @@ def test_provider_errors_are_translated_on_every_transport(server: LLMServer, tr
         call(server, "too long")
     assert caught.value.kind == "context_window"
     assert "sk-fake" not in caught.value.message
+
+
+def test_tool_calls_cost_and_latency_come_back_on_every_transport(server: LLMServer, transport: str) -> None:
+    server.script(Scripted(content=None, tool_calls=[{"name": "read_file", "arguments": {"path": "a"}}]))
+    messages = [{"role": "user", "content": "tools"}]
+    reply = llm.complete("openai/gpt-4o-mini", messages, api_base=server.base_url, timeout=30.0)
+    assert [(c["name"], c["arguments"]) for c in reply.tool_calls] == [("read_file", '{"path": "a"}')]
+    assert reply.cost_usd > 0 and reply.latency_ms > 0  # a priced model: litellm's price is kept
+
+
+def test_each_call_takes_the_key_the_environment_holds_then(
+    server: LLMServer, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-first-key")
+    call(server, "one")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-second-key")
+    call(server, "two")
+    keys = [r.headers["authorization"] for r in server.requests]
+    assert keys == ["Bearer sk-fake-first-key", "Bearer sk-fake-second-key"]
 
 
 def test_mock_replies_need_no_server_on_any_transport(transport: str) -> None:

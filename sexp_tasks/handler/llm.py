@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import gc
 import json
@@ -10,13 +9,12 @@ import os
 import threading
 import time
 from collections.abc import Coroutine
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from ..lang.values import well_formed
 from ..redact import scrub
-from . import llm_workers
 
 DEFAULT_INPUT_WINDOW = 100_000
 # Where litellm keeps the callbacks a user may register; when all are empty its per-call logging
@@ -159,22 +157,13 @@ def complete(
         options["api_base"] = api_base
     quiet = _nobody_listens(litellm)
     started = time.perf_counter()
-    # Worker processes serve real calls only while no litellm callback is registered: a user's
-    # callback lives in this process and must see every call.
-    pool = _workers() if mock is None and quiet else None
-    if pool is not None and pool.ready():
-        deadline = (timeout + 10.0) * (num_retries + 1) + llm_workers.GRACE_SECONDS
-        frame = pool.call(options, deadline)
-        if frame is not None:
-            return _worker_reply(frame, (time.perf_counter() - started) * 1000)
     try:
-        with pool.in_process() if pool is not None else contextlib.nullcontext():
-            if mock is None and transport() == "async":
-                response = _background_loop().run(_acomplete(litellm, quiet, options))
-            elif quiet:
-                response = contextvars.copy_context().run(_complete, litellm, quiet, options)
-            else:
-                response = litellm.completion(**options)
+        if mock is None and transport() == "async":
+            response = _background_loop().run(_acomplete(litellm, quiet, options))
+        elif quiet:
+            response = contextvars.copy_context().run(_complete, litellm, quiet, options)
+        else:
+            response = litellm.completion(**options)
     except Exception as exc:
         raise _translate(litellm, exc) from None
     latency = (time.perf_counter() - started) * 1000
@@ -203,36 +192,8 @@ _unpriced: set[str] = set()
 def transport() -> str:
     """How real calls travel in this process: `sync` (litellm.completion in the calling thread, over httpx;
     the default, cheapest in CPU for a single call) or `async` (litellm.acompletion on one shared event
-    loop, over aiohttp), chosen by SEXP_LLM_TRANSPORT. Once calls overlap, worker processes take them
-    (llm_workers, SEXP_LLM_WORKERS)."""
+    loop, over aiohttp), chosen by SEXP_LLM_TRANSPORT. Both meet pmap's goals (bench/pmap.py)."""
     return "async" if os.environ.get("SEXP_LLM_TRANSPORT", "").strip().lower() == "async" else "sync"
-
-
-def _workers() -> llm_workers.Pool | None:
-    """This process's pool of worker processes, None when SEXP_LLM_WORKERS is 0 or they keep dying."""
-    pool = llm_workers.pool()
-    return pool if pool.enabled() else None
-
-
-def _worker_reply(frame: dict[str, Any], latency_ms: float) -> ModelReply:
-    """The ModelReply in a worker's answer frame; its ProviderError raised."""
-    if "error" in frame:
-        kind, message = frame["error"]
-        raise ProviderError(kind, message)
-    return ModelReply(**frame["reply"], latency_ms=round(latency_ms, 1))
-
-
-async def complete_in_worker(options: dict[str, Any]) -> dict[str, Any]:
-    """In a worker process: {"reply": ModelReply fields} for one call, or {"error": [kind, message]}."""
-    litellm = _litellm()
-    try:
-        response = await _acomplete(litellm, _nobody_listens(litellm), options)
-        fields = asdict(_reply(litellm, response, 0.0, is_mock=False))
-    except Exception as exc:
-        error = _translate(litellm, exc)
-        return {"error": [error.kind, error.message]}
-    del fields["latency_ms"]  # the parent measures the whole call
-    return {"reply": fields}
 
 
 def _complete(litellm: Any, quiet: bool, options: dict[str, Any]) -> Any:
