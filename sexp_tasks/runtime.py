@@ -20,13 +20,15 @@ from .resources import data_dir
 from .syntax.nodes import Node
 from .syntax.reader import read
 from .tasks.runner import TaskSystem
+from .tasks.task_services import TaskServices
 
 if TYPE_CHECKING:
     from .runs.store import Store
 
 
-class Runtime:
-    """A session of the language: definitions persist across `run_source` calls."""
+class Runtime(TaskServices):
+    """A session of the language: definitions persist across `run_source` calls; what its
+    primitives may ask of it is TaskServices (the core's Services and the task system's needs)."""
 
     def __init__(
         self,

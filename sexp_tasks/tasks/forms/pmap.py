@@ -32,6 +32,7 @@ from ...lang.values import Procedure, Value, type_name
 from ...progress import Progress, progress
 from ...results import FAILED, TaskError, TaskResult
 from ..task import passed_arguments
+from ..task_services import TaskServices
 
 WAIT_STEP = 0.05  # seconds the calling thread waits at a time, so that Ctrl-C is seen at once
 # Errors about the run rather than an element (no model configured, an unusable mock script or
@@ -42,7 +43,7 @@ RunElement = Callable[[int], Value]  # runs element i, giving its value or its F
 
 
 @primitive("pmap", signature="(pmap f xs [:concurrency n])")
-def pmap(ctx: Any, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
+def pmap(ctx: TaskServices, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
     """(f x) for each element on up to n threads (`:concurrency n`, default from config), in order."""
     if not isinstance(fn, Procedure):
         raise TypeError_(f"pmap: expected a procedure or task, got {to_repr(fn)} ({type_name(fn)})")
