@@ -27,9 +27,9 @@ from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Procedure, Value, type_name
 from ...progress import Progress, is_terminal
 from ...results import TaskResult
+from ...run_context import operator_defaults
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
 from ...syntax.source import Span
-from ..context import operator_defaults
 from ..task import Task, passed_arguments
 from .loop_support import evaluation_succeeded, failed_result, phase_failure
 
