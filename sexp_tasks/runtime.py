@@ -17,6 +17,7 @@ from .lang.primitives import install_primitives
 from .lang.values import Code, Value
 from .process.workspace import READ_LIMIT, Workspace
 from .resources import data_dir
+from .results import TaskResult
 from .syntax.nodes import Node
 from .syntax.reader import read
 from .tasks.runner import TaskSystem
@@ -103,7 +104,7 @@ class Runtime(TaskServices):
         self._loading.append(path.resolve())
         try:
             value = self._execute(codes)
-            status = "failed" if getattr(value, "failed", False) else "completed"
+            status = "failed" if isinstance(value, TaskResult) and value.failed else "completed"
             return value
         except KeyboardInterrupt:
             status = "interrupted"

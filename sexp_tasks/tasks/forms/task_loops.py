@@ -228,7 +228,7 @@ def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[st
     """Stop with out after a successful evaluation, else continue with the input and the feedback."""
     if evaluation_succeeded(feedback):
         return "stop", out
-    said = feedback.content if getattr(feedback, "is_task_result", False) is True else feedback
+    said = feedback.content if isinstance(feedback, TaskResult) else feedback
     return "continue", {"input": loop_input, "feedback": said}
 
 
