@@ -48,8 +48,6 @@ class TaskResult:
     criteria: str | None = None
     error: TaskError | None = None
 
-    is_task_result = True  # what (task-result? x) looks for
-
     @property
     def failed(self) -> bool:
         return self.status == FAILED

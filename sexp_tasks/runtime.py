@@ -17,16 +17,19 @@ from .lang.primitives import install_primitives
 from .lang.values import Code, Value
 from .process.workspace import READ_LIMIT, Workspace
 from .resources import data_dir
+from .results import TaskResult
 from .syntax.nodes import Node
 from .syntax.reader import read
 from .tasks.runner import TaskSystem
+from .tasks.task_services import TaskServices
 
 if TYPE_CHECKING:
     from .runs.store import Store
 
 
-class Runtime:
-    """A session of the language: definitions persist across `run_source` calls."""
+class Runtime(TaskServices):
+    """A session of the language: definitions persist across `run_source` calls; what its
+    primitives may ask of it is TaskServices (the core's Services and the task system's needs)."""
 
     def __init__(
         self,
@@ -101,7 +104,7 @@ class Runtime:
         self._loading.append(path.resolve())
         try:
             value = self._execute(codes)
-            status = "failed" if getattr(value, "failed", False) else "completed"
+            status = "failed" if isinstance(value, TaskResult) and value.failed else "completed"
             return value
         except KeyboardInterrupt:
             status = "interrupted"

@@ -13,6 +13,7 @@ from conftest import Cli
 from llm_server import LLMServer, Scripted
 
 from sexp_tasks.config import Settings
+from sexp_tasks.errors import SexpError
 from sexp_tasks.results import TaskResult
 from sexp_tasks.runtime import Runtime
 from sexp_tasks.tasks.context import ContextError, ContextSettings, parse_overrides, resolve
@@ -251,6 +252,25 @@ def test_resolve_applies_defaults_then_template_then_call() -> None:
     assert resolve("atomic", ContextSettings(fresh_context="enabled")).inherit == "none"
     with pytest.raises(ContextError):
         resolve("atomic", ContextSettings(inherit_context="full", fresh_context="enabled"))
+
+
+def test_the_run_context_travels_into_pmap_elements_and_is_restored(runtime: Runtime) -> None:
+    from sexp_tasks.lang.values import Primitive
+    from sexp_tasks.run_context import TOP_LEVEL, RunContext, operator_defaults, run_context, within
+
+    seen: dict[int, RunContext] = {}
+    runtime.define("probe", Primitive("probe", lambda x: seen.setdefault(x, run_context()), 1, 1, ""))
+    with within(RunContext(step="p.sexp:1:1#1")), operator_defaults("reduce"):
+        runtime.run_source("(sequential (pmap probe (list 0 1)) (probe 2))")
+        with pytest.raises(SexpError):
+            runtime.run_source('(sequential (error "stop"))')
+        assert run_context() == RunContext(step="p.sexp:1:1#1", operator="reduce")
+    assert run_context() is TOP_LEVEL
+    first, second, after = seen[0], seen[1], seen[2]
+    assert [first.element and first.element.path, second.element and second.element.path] == ["[0]", "[1]"]
+    assert after.element is None and after.frame is not None  # the sequential's own frame
+    for here in (first, second, after):  # the step and the frame travel into pmap's workers
+        assert (here.step, here.operator, here.frame) == ("p.sexp:1:1#1", "atomic", after.frame)
 
 
 @pytest.mark.parametrize(

@@ -275,16 +275,13 @@ def test_each_template_takes_its_own_replies_in_program_order(workspace: Path) -
 
 
 def test_program_order_numbers_by_element_index_then_goes_on_past_the_batch() -> None:
-    from sexp_tasks.elements import CURRENT_ELEMENT, Batch, ProgramOrder
+    from sexp_tasks.run_context import Batch, ProgramOrder, RunContext, within
 
     order = ProgramOrder()
 
     def take_in(element: Any, key: str = "k") -> int:
-        token = CURRENT_ELEMENT.set(element)
-        try:
+        with within(RunContext(element=element)):
             return order.take(key)
-        finally:
-            CURRENT_ELEMENT.reset(token)
 
     assert [order.take("k"), order.take("k"), order.take("other")] == [0, 1, 0]
     batch = Batch(3, None)

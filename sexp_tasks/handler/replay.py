@@ -19,14 +19,14 @@ from .llm import MockReply, ModelReply
 class MockScript:
     """Scripted replies for mock/ models (thread-safe): one list for every template, or a list per
     template. A list's replies go to the calls in program order — inside pmap by element index
-    (elements.ProgramOrder) — and once it runs out its last reply repeats, with one warning."""
+    (run_context.ProgramOrder) — and once it runs out its last reply repeats, with one warning."""
 
     def __init__(
         self,
         entries: list[Any] | dict[str, list[Any]] | None = None,
         warn: Callable[[str], None] = lambda message: None,
     ) -> None:
-        from ..elements import ProgramOrder
+        from ..run_context import ProgramOrder
 
         self.by_template = isinstance(entries, dict)
         lists = entries if isinstance(entries, dict) else {"": entries or []}

@@ -35,7 +35,7 @@ UNBOUND = _Unbound()
 
 # Where the higher-order primitive now running (map, pmap, reduce ...) was called from: the
 # position a task it calls is journaled under, since that call has no source position of its own.
-CALL_SITE: ContextVar[Any] = ContextVar("sexp_call_site", default=None)
+CALL_SITE: ContextVar[Span | None] = ContextVar("sexp_call_site", default=None)
 
 
 class Procedure:

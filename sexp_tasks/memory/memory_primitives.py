@@ -7,12 +7,13 @@ from typing import Any
 from ..lang.primitives import primitive
 from ..lang.primitives.options import ABSENT, keyword_option, positive_integer
 from ..lang.primitives.strings import as_string
+from ..tasks.task_services import TaskServices
 
 DEFAULT_LIMIT = 10
 
 
 @primitive("get-context", "get_context", signature="(get-context query [:limit n])")
-def get_context(ctx: Any, query: Any, *options: Any) -> list[dict[str, Any]]:
+def get_context(ctx: TaskServices, query: Any, *options: Any) -> list[dict[str, Any]]:
     """Indexed files relevant to query, best first: dicts with path, score and summary (`:limit n`)."""
     from . import relevant_files
 

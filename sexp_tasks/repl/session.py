@@ -25,6 +25,7 @@ from ..lang.deepstack import run_with_deep_stack
 from ..lang.forms import SPECIAL_FORMS
 from ..lang.printer import to_repr
 from ..lang.values import Value
+from ..results import TaskResult
 from ..runs.journal import Journal, new_run_id, program_hash
 from ..runs.store import Store
 from ..runtime import Runtime
@@ -132,7 +133,7 @@ class Session:
         status = "failed"
         try:
             value = run_interruptibly(action)
-            status = "failed" if getattr(value, "failed", False) else "completed"
+            status = "failed" if isinstance(value, TaskResult) and value.failed else "completed"
             return Printed(_echo(value))
         except KeyboardInterrupt:
             status = "interrupted"

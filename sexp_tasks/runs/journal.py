@@ -14,17 +14,14 @@ import os
 import threading
 import uuid
 from collections.abc import Callable
-from contextvars import ContextVar
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from ..elements import element_path
 from ..results import COMPLETE, FAILED, TaskResult, from_record, to_record
+from ..run_context import element_path, run_context, within
 from ..syntax.source import Span
 from .store import Store
-
-# The key of the step whose work is running now: the parent of steps it makes (tools, subtasks).
-CURRENT_STEP: ContextVar[str | None] = ContextVar("sexp_current_step", default=None)
 
 
 def new_run_id() -> str:
@@ -98,10 +95,11 @@ class Journal:
                     with self._lock:
                         self.reused += 1
                     return stored
-        self.store.step_started(self.run_id, key, seq, CURRENT_STEP.get(), kind, name, request)
-        token = CURRENT_STEP.set(key)
+        here = run_context()
+        self.store.step_started(self.run_id, key, seq, here.step, kind, name, request)
         try:
-            result = perform()
+            with within(replace(here, step=key)):  # the parent of the steps its work makes
+                result = perform()
         except KeyboardInterrupt:
             interrupted = {"type": "INTERRUPTED", "message": "the run was interrupted during this step"}
             self.store.step_completed(self.run_id, key, "interrupted", {"error": interrupted})
@@ -110,8 +108,6 @@ class Journal:
             raised = {"type": getattr(err, "error_type", type(err).__name__), "message": str(err)}
             self.store.step_completed(self.run_id, key, FAILED, {"error": raised})
             raise
-        finally:
-            CURRENT_STEP.reset(token)
         usage = result.notes.get("usage") or {}
         score = result.notes.get("successScore")
         self.store.step_completed(

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..results import TaskResult
+from ..run_context import run_context, within
 from .settings import Parsers, choice, flag, read_settings
 from .template import ContextSettings
 
@@ -107,6 +107,10 @@ class ContextFrame:
         parts += [f'<step n="{i}">\n{step}\n</step>' for i, step in enumerate(self.steps, 1)]
         return "\n".join(parts)
 
+    def pieces(self) -> list[str]:
+        """What it inherited, then each step's notes or output (a subset is chosen among them)."""
+        return ([self.inherited] if self.inherited else []) + self.steps
+
     def accumulate(self, value: Any) -> None:
         """Keep a finished step's notes (or whole output) for the steps after it."""
         if not self.policy.accumulate or not isinstance(value, TaskResult):
@@ -115,21 +119,6 @@ class ContextFrame:
             self.steps.append(value.content)
         else:
             self.steps.append(notes_text(value))
-
-
-CURRENT_FRAME: ContextVar[ContextFrame | None] = ContextVar("sexp_context_frame", default=None)
-# Whose defaults a task called now gets: "atomic", or the operator it runs as a phase of.
-CURRENT_OPERATOR: ContextVar[str] = ContextVar("sexp_context_operator", default="atomic")
-
-
-@contextmanager
-def operator_defaults(operator: str) -> Iterator[None]:
-    """Tasks called inside get operator's context defaults (a director-evaluator loop's phases)."""
-    token = CURRENT_OPERATOR.set(operator)
-    try:
-        yield
-    finally:
-        CURRENT_OPERATOR.reset(token)
 
 
 # Notes that are the Handler's metrics, not what the task learned.
@@ -146,16 +135,12 @@ def notes_text(result: TaskResult) -> str:
 @contextmanager
 def sequential_frame(policy: ContextPolicy) -> Iterator[ContextFrame]:
     """A new frame for a sequential's steps, inheriting from the enclosing one per policy."""
-    outer = CURRENT_FRAME.get()
+    here = run_context()
+    outer = here.frame
     inherited = outer.text() if outer is not None and policy.inherit != "none" else ""
     frame = ContextFrame(policy, inherited)
-    token = CURRENT_FRAME.set(frame)
-    steps_are_atomic = CURRENT_OPERATOR.set("atomic")  # a sequential's own steps see its frame
-    try:
+    with within(replace(here, frame=frame, operator="atomic")):  # its own steps see its frame
         yield frame
-    finally:
-        CURRENT_OPERATOR.reset(steps_are_atomic)
-        CURRENT_FRAME.reset(token)
 
 
 _WORD = re.compile(r"[a-z0-9_]{3,}")
@@ -163,12 +148,11 @@ _WORD = re.compile(r"[a-z0-9_]{3,}")
 
 def inherited_context(policy: ContextPolicy, instructions: str) -> str:
     """The caller's context this task sees: all of it (full), the relevant part (subset), or none."""
-    frame = CURRENT_FRAME.get()
+    frame = run_context().frame
     if frame is None or policy.inherit == "none":
         return ""
     if policy.inherit == "full":
         return frame.text()
     # subset: the pieces sharing words with the task's instructions
     wanted = set(_WORD.findall(instructions.lower()))
-    pieces = ([frame.inherited] if frame.inherited else []) + frame.steps
-    return "\n".join(p for p in pieces if wanted & set(_WORD.findall(p.lower())))
+    return "\n".join(p for p in frame.pieces() if wanted & set(_WORD.findall(p.lower())))

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..lang.printer import display, to_json_value
 from ..lang.suggest import did_you_mean
+from ..results import TaskResult
 from .template import PLACEHOLDER, InputSpec, TaskTemplate
 
 
@@ -83,7 +84,7 @@ def mixed_arguments(template: TaskTemplate) -> InputError:
 
 
 def _checked(task: str, spec: InputSpec, value: Any) -> Any:
-    if getattr(value, "is_task_result", False):  # a TaskResult stands for its content or parsed content
+    if isinstance(value, TaskResult):  # a TaskResult stands for its content or parsed content
         value = value.parsed_content if spec.type in ("array", "object") else value.content
     ok = {
         "string": lambda v: isinstance(v, str),

@@ -15,6 +15,7 @@ from ..handler.cost import CostBudget
 from ..lang.values import Value
 from ..resources import data_dir
 from ..results import FAILED, TaskError, TaskResult, record_verdict
+from ..run_context import run_context, within
 from ..runs.journal import Journal, fingerprint, site_of
 from .given_files import CommandListing, MemoryQuery, file_stamps
 from .history import History
@@ -133,11 +134,11 @@ class TaskSystem:
         operator names whose context defaults apply (§3.5); site, the journal's key for a call
         with no source position (a subtask's)."""
         from ..handler.contract import HandlerConfig, OutputSpec, TaskPrompt
-        from .context import CURRENT_OPERATOR, ContextError, inherited_context, resolve
+        from .context import ContextError, inherited_context, resolve
         from .given_files import command_listing, gather_files
         from .reserved import read_options
 
-        operator = operator or CURRENT_OPERATOR.get()
+        operator = operator or run_context().operator
         try:
             options = read_options(template, reserved)
             instructions = substitute(template.instructions, inputs, template.name)
@@ -315,9 +316,7 @@ class TaskSystem:
         nothing this time; its tokens stay on the task, not the turn, so nothing is counted twice."""
         from dataclasses import asdict, replace
 
-        from ..runs.journal import CURRENT_STEP
-
-        parent = CURRENT_STEP.get()
+        parent = run_context().step
         if self.journal is None or parent is None:
             return send()
         from ..handler.llm import ModelReply
@@ -338,9 +337,7 @@ class TaskSystem:
         """A model's tool call, journaled as a step under its task's step when the run is recorded."""
         if self.journal is None:
             return run()
-        from ..runs.journal import CURRENT_STEP
-
-        site = f"{CURRENT_STEP.get() or '?'}/tool:{name}"
+        site = f"{run_context().step or '?'}/tool:{name}"
         path = arguments.get("path")
         stamps = file_stamps((path,), Path(self.settings.workspace)) if isinstance(path, str) else []
         request = fingerprint(name, arguments, stamps)
@@ -350,17 +347,13 @@ class TaskSystem:
     # Subtasks ---------------------------------------------------------------------------------
     def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
         """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
-        from ..runs.journal import CURRENT_STEP
-        from .inputs import prepare_inputs
-        from .subtasks import (
-            SUBTASK_CHAIN,
-            BadRequest,
-            SubtaskRequest,
-            choose_template,
-            subtask_inputs,
-        )
+        from dataclasses import replace
 
-        chain = SUBTASK_CHAIN.get()
+        from .inputs import prepare_inputs
+        from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs
+
+        here = run_context()
+        chain = here.subtasks
         depth = len(chain) + 1
         try:
             request = SubtaskRequest.from_arguments(arguments)
@@ -386,13 +379,10 @@ class TaskSystem:
             inputs = prepare_inputs(template, subtask_inputs(template, request))
         except InputError as err:
             return _subtask_failure(str(err), request.to_dict(), depth)
-        token = SUBTASK_CHAIN.set((*chain, key))
-        try:
+        with within(replace(here, subtasks=(*chain, key))):
             reserved: dict[str, Value] = {"files": list(request.file_paths)} if request.file_paths else {}
-            site = f"{CURRENT_STEP.get() or '?'}/subtask"
+            site = f"{here.step or '?'}/subtask"
             result = self.run(template, inputs, reserved, operator="subtask", site=site)
-        finally:
-            SUBTASK_CHAIN.reset(token)
         if result.failed and not (result.error and result.error.reason == "subtask_failure"):
             message = result.error.summary() if result.error else "failed"
             return _subtask_failure(f"subtask '{template.name}' failed: {message}", request.to_dict(), depth)

@@ -4,16 +4,12 @@ limits on how deep and how circular a chain of subtasks may get."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from .template import SUBTYPES, TaskTemplate
 
 DEFAULT_MAX_DEPTH = 5
-
-# The requests (as fingerprints) of the subtasks running around the current code, outermost first.
-SUBTASK_CHAIN: ContextVar[tuple[str, ...]] = ContextVar("sexp_subtask_chain", default=())
 
 
 class BadRequest(ValueError):

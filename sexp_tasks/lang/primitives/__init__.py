@@ -1,9 +1,9 @@
 """The registry of primitives: procedures written in Python, registered by decorator.
 
-A primitive whose first parameter is named `ctx` receives the runtime's services (output,
-workspace, loading files) when the global environment is built; one whose next parameter is
-named `depth` calls procedures and receives the caller's call depth at each call. No
-primitive keeps state of its own.
+A primitive whose first parameter is named `ctx` receives the runtime's Services (output, log,
+workspace files, loading: lang/services.py) when the global environment is built; one whose
+next parameter is named `depth` calls procedures and receives the caller's call depth at each
+call. No primitive keeps state of its own.
 
 Each primitive declares its documented signature; its arity comes from that, never from the
 Python code, so a helper parameter or an options tuple cannot widen what the language accepts.
@@ -20,6 +20,7 @@ from typing import Any
 from ...errors import ArityError
 from ..calls import expected_count
 from ..environment import GlobalEnvironment
+from ..services import Services
 from ..values import HigherOrderPrimitive, Primitive
 
 # `(name param [optional] [:key value] rest...)`: a word is one required argument, a bracketed
@@ -103,7 +104,7 @@ def primitive(
     return register
 
 
-def install_primitives(globals_: GlobalEnvironment, ctx: Any) -> None:
+def install_primitives(globals_: GlobalEnvironment, ctx: Services) -> None:
     """Bind every registered primitive in globals_, giving context-needing ones ctx."""
     for spec in PRIMITIVES.values():
         fn = functools.partial(spec.fn, ctx) if spec.needs_context else spec.fn

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...results import TaskResult
 from ...syntax.nodes import Keyword, Symbol
 from ..values import Procedure
 from . import primitive
@@ -84,4 +85,4 @@ def is_procedure(x: Any) -> bool:
 @primitive("task-result?", signature="(task-result? x)")
 def is_task_result(x: Any) -> bool:
     """True for the TaskResult of a task or script."""
-    return getattr(x, "is_task_result", False) is True
+    return isinstance(x, TaskResult)

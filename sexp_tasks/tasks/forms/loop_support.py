@@ -4,13 +4,13 @@ and phase-failure, the FAILED result of a task phase that ends a loop."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from ...errors import TypeError_
 from ...lang.primitives import primitive
 from ...lang.printer import to_repr
 from ...lang.values import type_name
-from ...results import FAILED, ScriptResult, TaskResult
+from ...results import ScriptResult, TaskResult
 from ..task import Task
 
 
@@ -24,7 +24,7 @@ def evaluation_succeeded(value: Any) -> bool:
     parsed content say `success: true`, any other value is true."""
     if isinstance(value, ScriptResult):
         return value.exit_code == 0
-    if getattr(value, "is_task_result", False) is True:
+    if isinstance(value, TaskResult):
         parsed = value.parsed_content
         return says_true(value.notes.get("success")) or (
             isinstance(parsed, dict) and says_true(parsed.get("success"))
@@ -58,9 +58,9 @@ def evaluation_success(x: Any) -> bool:
     return evaluation_succeeded(x)
 
 
-def failed_result(value: Any) -> bool:
+def failed_result(value: Any) -> TypeGuard[TaskResult]:
     """Whether value is a FAILED TaskResult."""
-    return getattr(value, "is_task_result", False) is True and value.status == FAILED
+    return isinstance(value, TaskResult) and value.failed
 
 
 def phase_failure(result: TaskResult, loop: str, phase: str, iteration: int) -> TaskResult:

@@ -4,8 +4,9 @@ A worker takes the next element, calls the procedure, stores the value in the el
 and takes another, so at most n calls are in flight. An element whose call raises a language
 error is a FAILED TaskResult in its place, so one bad element never loses the others' work.
 Each element runs in a copy of the caller's context variables, as an Element of this call's
-Batch (sexp_tasks/elements.py): the journal keys its steps by the element's path (SPEC §6: `[3]`,
-nested `[3][0]`) and scripted mock replies go to it by its index (SPEC §10.1).
+Batch (the element of its RunContext, sexp_tasks/run_context.py): the journal keys its steps by
+the element's path (SPEC §6: `[3]`, nested `[3][0]`) and scripted mock replies go to it by its
+index (SPEC §10.1).
 
 The calling thread only waits, in short steps so Ctrl-C reaches it; then it stops the workers
 from starting anything more, interrupts each (a script they wait on is killed, as in the calling
@@ -18,9 +19,9 @@ from __future__ import annotations
 import contextvars
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from ...elements import CURRENT_ELEMENT, Batch, Element
 from ...errors import SexpError, TypeError_
 from ...lang.calls import apply_procedure
 from ...lang.deepstack import STACK_BYTES, raise_interrupt_in
@@ -31,7 +32,9 @@ from ...lang.printer import to_repr
 from ...lang.values import Procedure, Value, type_name
 from ...progress import Progress, progress
 from ...results import FAILED, TaskError, TaskResult
+from ...run_context import Batch, Element, run_context, within
 from ..task import passed_arguments
+from ..task_services import TaskServices
 
 WAIT_STEP = 0.05  # seconds the calling thread waits at a time, so that Ctrl-C is seen at once
 # Errors about the run rather than an element (no model configured, an unusable mock script or
@@ -42,13 +45,13 @@ RunElement = Callable[[int], Value]  # runs element i, giving its value or its F
 
 
 @primitive("pmap", signature="(pmap f xs [:concurrency n])")
-def pmap(ctx: Any, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
+def pmap(ctx: TaskServices, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
     """(f x) for each element on up to n threads (`:concurrency n`, default from config), in order."""
     if not isinstance(fn, Procedure):
         raise TypeError_(f"pmap: expected a procedure or task, got {to_repr(fn)} ({type_name(fn)})")
     items = as_list("pmap", seq, "second")
     limit = _concurrency(options, ctx.settings.concurrency)
-    batch = Batch(len(items), CURRENT_ELEMENT.get())
+    batch = Batch(len(items), run_context().element)
     parent = contextvars.copy_context()
 
     def element(index: int) -> Value:
@@ -75,10 +78,10 @@ def _concurrency(options: tuple[Any, ...], default: Any) -> int:
 
 def _run_element(fn: Procedure, args: list[Value], depth: int, element: Element) -> Value:
     """(fn args...) as `element`, or a FAILED TaskResult when it raises a language error."""
-    CURRENT_ELEMENT.set(element)
     index = element.index
     try:
-        return apply_procedure(fn, args, depth)
+        with within(replace(run_context(), element=element)):
+            return apply_procedure(fn, args, depth)
     except SexpError as err:
         if err.error_type in RUN_ERRORS:
             raise

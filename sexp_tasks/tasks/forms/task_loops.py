@@ -27,9 +27,9 @@ from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Procedure, Value, type_name
 from ...progress import Progress, is_terminal, progress
 from ...results import TaskResult
+from ...run_context import operator_defaults
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
 from ...syntax.source import Span
-from ..context import operator_defaults
 from ..task import Task, passed_arguments
 from .loop_support import evaluation_succeeded, failed_result, phase_failure
 
@@ -230,7 +230,7 @@ def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[st
     """Stop with out after a successful evaluation, else continue with the input and the feedback."""
     if evaluation_succeeded(feedback):
         return "stop", out
-    said = feedback.content if getattr(feedback, "is_task_result", False) is True else feedback
+    said = feedback.content if isinstance(feedback, TaskResult) else feedback
     return "continue", {"input": loop_input, "feedback": said}
 
 
