@@ -332,7 +332,6 @@ def literal_value(raw: str) -> Value:
 
 
 def _check(files: list[str], settings: Settings) -> int:
-    from ..lang.check import check_forms
     from ..runtime import Runtime
     from ..syntax.reader import read
 
@@ -350,7 +349,7 @@ def _check(files: list[str], settings: Settings) -> int:
             print(format_error(err), file=sys.stderr)
             status = max(status, EXIT_USAGE)
             continue
-        problems = check_forms(forms, Runtime(settings, program=Path(name)))
+        problems = Runtime(settings, program=Path(name)).check(forms)
         for problem in problems:
             print(format_error(problem), file=sys.stderr)
         if problems:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-UNBOUND: Any = object()  # what a dynamic variable holds outside every binding
+from .values import UNBOUND  # what a dynamic variable holds outside every binding
 
 # name -> its binding; the compiler reads these names here rather than in the global table
 DYNAMIC_VARIABLES: dict[str, contextvars.ContextVar[Any]] = {}
@@ -50,3 +50,20 @@ def rebind(name: str, value: Any) -> bool:
         return False
     variable.set(value)  # undone with the binding, when the form that made it ends
     return True
+
+
+# The operator whose calls are running (reduce, a loop's phases; "atomic" outside them): the
+# task system gives the tasks they call that operator's context defaults (SPEC §3.5).
+CURRENT_OPERATOR: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "sexp_context_operator", default="atomic"
+)
+
+
+@contextmanager
+def operator_defaults(operator: str) -> Iterator[None]:
+    """Tasks called inside get operator's context defaults (a director-evaluator loop's phases)."""
+    token = CURRENT_OPERATOR.set(operator)
+    try:
+        yield
+    finally:
+        CURRENT_OPERATOR.reset(token)

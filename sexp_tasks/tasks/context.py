@@ -15,6 +15,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..lang.dynamic import CURRENT_OPERATOR as CURRENT_OPERATOR  # whose defaults a task called now gets
+from ..lang.dynamic import operator_defaults as operator_defaults  # the language's operators set it
 from ..results import TaskResult
 from .settings import Parsers, choice, flag, read_settings
 from .template import ContextSettings
@@ -118,18 +120,6 @@ class ContextFrame:
 
 
 CURRENT_FRAME: ContextVar[ContextFrame | None] = ContextVar("sexp_context_frame", default=None)
-# Whose defaults a task called now gets: "atomic", or the operator it runs as a phase of.
-CURRENT_OPERATOR: ContextVar[str] = ContextVar("sexp_context_operator", default="atomic")
-
-
-@contextmanager
-def operator_defaults(operator: str) -> Iterator[None]:
-    """Tasks called inside get operator's context defaults (a director-evaluator loop's phases)."""
-    token = CURRENT_OPERATOR.set(operator)
-    try:
-        yield
-    finally:
-        CURRENT_OPERATOR.reset(token)
 
 
 # Notes that are the Handler's metrics, not what the task learned.

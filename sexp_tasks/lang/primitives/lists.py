@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import TypeError_, ValueError_
-from ...tasks.task import passed_arguments
 from ..calls import apply_procedure, invoke
+from ..dynamic import operator_defaults
 from ..printer import to_repr
-from ..values import Closure, type_name
+from ..values import Closure, passed_arguments, type_name
 from . import primitive
 
 
@@ -158,8 +158,6 @@ def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
         for x in items:
             acc = invoke(fn, [acc, x], callee_depth)
         return acc
-    from ...tasks.context import operator_defaults
-
     with operator_defaults("reduce"):  # a task reducing gets the reduce defaults (§3.5)
         for x in items:
             acc = apply_procedure(fn, passed_arguments(fn, [acc, x]), depth)

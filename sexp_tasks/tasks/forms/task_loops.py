@@ -20,17 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import FormError, SexpError, TypeError_
 from ...lang.calls import apply_procedure
-from ...lang.dynamic import bound, dynamic_variable
-from ...lang.forms import special_form
+from ...lang.dynamic import bound, dynamic_variable, operator_defaults
+from ...lang.forms import special_form, walk_all_clauses
 from ...lang.printer import to_repr
+from ...lang.quoting import datum
 from ...lang.suggest import did_you_mean
-from ...lang.values import Code, Procedure, Value, type_name
+from ...lang.values import Code, Procedure, Value, passed_arguments, type_name
 from ...progress import Progress, is_terminal
 from ...results import TaskResult
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
 from ...syntax.source import Span
-from ..context import operator_defaults
-from ..task import Task, passed_arguments
+from ..runner import TaskSystem
+from ..task import Task
 from .loop_support import evaluation_succeeded, failed_result, phase_failure
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ ITERATIVE = LoopShape(
     ("max-iterations", "initial-input", "test-command"),
     ("executor", "validator", "controller"),
 )
-# Forms whose arguments are (clause expr) pairs: only expr is code (for `sexp check`).
+# Each loop form's clauses, `(clause expr)`: only expr is code.
 CLAUSE_FORMS = {shape.name: shape.clauses for shape in (DIRECTOR_EVALUATOR, ITERATIVE)}
 
 
@@ -119,8 +120,6 @@ def compile_clauses(form: FunctionCallNode, shape: LoopShape, scope: Scope | Non
 
 
 def _show(node: Any) -> str:
-    from ...lang.quoting import datum
-
     return to_repr(datum(node))
 
 
@@ -220,7 +219,8 @@ def annotated(err: SexpError, prefix: str) -> SexpError:
 
 def loop_progress(c: Compiler, label: str, total: int) -> Progress:
     """The iterations as a progress bar on a terminal's stderr (nothing when piped or quiet)."""
-    quiet = c.tasks.settings.quiet if c.tasks is not None else False
+    system = c.extension(TaskSystem)
+    quiet = system.settings.quiet if system is not None else False
     return Progress(label, total, sys.stderr, not quiet and is_terminal(sys.stderr))
 
 
@@ -232,7 +232,7 @@ def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[st
     return "continue", {"input": loop_input, "feedback": said}
 
 
-@special_form("director-evaluator-loop")
+@special_form("director-evaluator-loop", check=walk_all_clauses)
 def compile_director_evaluator_loop(
     form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler
 ) -> Code:
@@ -256,7 +256,7 @@ def compile_director_evaluator_loop(
     return run
 
 
-@special_form("iterative-loop")
+@special_form("iterative-loop", check=walk_all_clauses)
 def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     """out = (executor input i); val = (validator test-command i); (controller out val input i)."""
     clauses = compile_clauses(form, ITERATIVE, scope, c)
