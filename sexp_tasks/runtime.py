@@ -1,4 +1,5 @@
-"""The composition root: one Runtime wires reader, compiler, globals, primitives and prelude."""
+"""The composition root: one Runtime wires reader, compiler, globals, primitives and prelude, and
+installs the task system and the memory system in the language core."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from .config import Settings
 from .errors import FileError, OutputClosed, SexpError
+from .lang.check import check_forms
 from .lang.compiler import Compiler
 from .lang.deepstack import allow_recursion
 from .lang.environment import TOP_FRAME, GlobalEnvironment
@@ -15,11 +17,14 @@ from .lang.forms import SPECIAL_FORMS
 from .lang.prelude import LazyDefinitions
 from .lang.primitives import install_primitives
 from .lang.values import Code, Value
+from .memory import memory_primitives  # noqa: F401  (registers the memory primitives)
 from .process.workspace import READ_LIMIT, Workspace
 from .resources import data_dir
 from .results import TaskResult
 from .syntax.nodes import Node
 from .syntax.reader import read
+from .tasks.forms import install as install_tasks  # importing it registers the task forms and primitives
+from .tasks.forms.checks import TaskChecks
 from .tasks.runner import TaskSystem
 from .tasks.task_services import TaskServices
 
@@ -47,7 +52,7 @@ class Runtime(TaskServices):
         self.globals.reserved = tuple(SPECIAL_FORMS)
         allow_recursion(self.settings.recursion_limit)
         self.tasks = TaskSystem(self.settings, self.warn, self.err)
-        self.compiler = Compiler(self.globals, self.settings.recursion_limit, self.tasks)
+        self.compiler = Compiler(self.globals, self.settings.recursion_limit)
         self.workspace = Workspace(self.settings.workspace)
         self._loading: list[Path] = []
         self._run_lock: object | None = None  # held while this process records a run
@@ -55,11 +60,7 @@ class Runtime(TaskServices):
         install_primitives(self.globals, self)
         self.library = LazyDefinitions(self.compiler, self.globals)
         self.library.add_file(data_dir("stdlib") / "prelude.sexp")
-        self.library.add_file(data_dir("stdlib") / "tasks.sexp")
-        self.library.add_file(data_dir("stdlib") / "loops.sexp")
-        # Names that nothing else binds may be task templates (SPEC §2.5: templates come last).
-        self.globals.resolvers.append(self.tasks.task)
-        self.globals.name_sources.append(lambda: self.tasks.library.templates)
+        install_tasks(self.tasks, self.compiler, self.library)
         self.tasks.memory_query = self.relevant_files
         if load_templates:
             self.tasks.load_templates(program=program)
@@ -72,6 +73,11 @@ class Runtime(TaskServices):
     def run_forms(self, forms: list[Node]) -> Value:
         """Compile every form before running any, so a malformed form stops the program early."""
         return self._execute([self.compiler.compile(form, None) for form in forms])
+
+    def check(self, forms: list[Node]) -> list[SexpError]:
+        """`sexp check`: every problem found in a program's forms without running them, in
+        source order (the task system checks calls of tasks)."""
+        return check_forms(forms, self.compiler, self.library, [TaskChecks(self.tasks.library)])
 
     @staticmethod
     def _execute(codes: list[Code]) -> Value:

@@ -322,7 +322,6 @@ def literal_value(raw: str) -> Value:
 
 
 def _check(files: list[str], settings: Settings) -> int:
-    from ..lang.check import check_forms
     from ..runtime import Runtime
     from ..syntax.reader import read
 
@@ -340,7 +339,7 @@ def _check(files: list[str], settings: Settings) -> int:
             report(format_error(err))
             status = max(status, EXIT_USAGE)
             continue
-        problems = check_forms(forms, Runtime(settings, program=Path(name)))
+        problems = Runtime(settings, program=Path(name)).check(forms)
         for problem in problems:
             report(format_error(problem))
         if problems:

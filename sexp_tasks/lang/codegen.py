@@ -2,42 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ..errors import NameError_
-from ..syntax.nodes import DictNode, FunctionCallNode, ListNode, Node, Symbol
+from ..syntax.nodes import Symbol
 from .values import UNBOUND, Code, Value
-
-# Forms whose bodies get a frame of their own; `define` inside them is not the enclosing frame's.
-SCOPE_FORMS = frozenset({"lambda", "fn", "let", "let*", "quote", "quasiquote", "catch"})
-
-
-def local_definitions(nodes: Sequence[Node]) -> list[str]:
-    """Names that `define`/`bind` forms in a body bind in the body's own frame, in order."""
-    found: list[str] = []
-    stack = list(reversed(nodes))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, FunctionCallNode):
-            name = node.head.name
-            if name in SCOPE_FORMS:
-                continue
-            args = node.args
-            if name in ("define", "bind", "defatom") and args:
-                target = args[0]
-                if isinstance(target, Symbol):
-                    found.append(target.name)
-                    stack.extend(reversed(args[1:]))
-                elif isinstance(target, FunctionCallNode):
-                    found.append(target.head.name)
-                continue
-            stack.extend(reversed(args))
-        elif isinstance(node, ListNode):
-            stack.extend(reversed(node.items))
-        elif isinstance(node, DictNode):
-            stack.extend(reversed(node.items))
-    return found
 
 
 def constant(value: Value) -> Code:

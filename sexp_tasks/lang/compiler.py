@@ -3,6 +3,10 @@
 A compiled expression is a function `code(frame) -> value`. Local names are resolved at
 compile time to (depth, slot) in the frame chain, special forms are looked up in the
 registry of `forms/`, and calls become the specialised call sites of `calls.py`.
+
+The compiler knows no task: a part of the system that adds special forms (the task system)
+gives them its state through `extend`, and a procedure whose parameters have names (a task)
+is a NamedProcedure, which pair syntax `(name (param expr)...)` calls by name.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from ..errors import SexpError
 from ..syntax.nodes import DictNode, FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol
@@ -18,26 +22,36 @@ from ..syntax.source import Span
 from .calls import nested_too_deeply
 from .callsite import Operand, can_inline, inline_primitive, make_call, make_if
 from .codegen import checked_reference, constant, frame_at, sequence
-from .dynamic import DYNAMIC_VARIABLES, UNBOUND, binding
+from .dynamic import DYNAMIC_VARIABLES, binding
 from .environment import GlobalEnvironment, Scope
 from .forms import SPECIAL_FORMS
 from .quoting import dict_key
-from .values import Code, Value
+from .values import UNBOUND, Code, NamedProcedure, Value
 
-if TYPE_CHECKING:
-    from ..tasks.runner import TaskSystem
+T = TypeVar("T")
 
 
 class Compiler:
     """Compiles nodes against a global environment, for closures with a recursion limit."""
 
-    def __init__(
-        self, globals_: GlobalEnvironment, recursion_limit: int, tasks: TaskSystem | None = None
-    ) -> None:
+    def __init__(self, globals_: GlobalEnvironment, recursion_limit: int) -> None:
         self.globals = globals_
         self.recursion_limit = recursion_limit
-        self.tasks = tasks
+        self._extensions: list[object] = []  # see extend
         self._sharing = threading.local()  # its table: see _shared_compilations
+
+    def extend(self, extension: object) -> None:
+        """Make extension (the task system) known to the special forms it installed, which find
+        it with `extension`."""
+        self._extensions.append(extension)
+
+    def extension(self, kind: type[T]) -> T | None:
+        """The extension of that kind given to `extend`, None when there is none (the language
+        core alone: forms that need it say so)."""
+        for found in self._extensions:
+            if isinstance(found, kind):
+                return found
+        return None
 
     def compile(self, node: Node, scope: Scope | None, tail: bool = False) -> Code:
         """Compile one expression; `tail` says whether its value is the enclosing lambda's."""
@@ -108,8 +122,8 @@ class Compiler:
         """A special form by its registry entry, else a call of whatever the head names."""
         form = SPECIAL_FORMS.get(node.head.name)
         if form is not None:
-            return Operand("code", form(node, scope, tail, self))
-        if _looks_like_pairs(node) and self._may_name_task(node.head.name, scope):
+            return Operand("code", form.compile(node, scope, tail, self))
+        if _looks_like_pairs(node) and self._may_take_pairs(node.head.name, scope):
             with self._shared_compilations():
                 return Operand("code", self._pair_call(node, scope, tail))
         # An unbound operator is reported at the call, the form being evaluated.
@@ -137,26 +151,24 @@ class Compiler:
         finally:
             self._sharing.table = None
 
-    def _may_name_task(self, name: str, scope: Scope | None) -> bool:
-        """Whether name could be a task when the call runs: a global not bound to anything else."""
-        from ..tasks.task import Task
-
+    def _may_take_pairs(self, name: str, scope: Scope | None) -> bool:
+        """Whether name could be a NamedProcedure (a task) when the call runs: a global bound to
+        one, or not bound yet to anything (a resolver may give one)."""
         if scope is not None and scope.resolve(name) is not None:
             return False
         value = self.globals.values.get(name)
         if value is not None:
-            return type(value) is Task
+            return isinstance(value, NamedProcedure)
         return name not in self.globals.pending
 
     def _pair_call(self, node: FunctionCallNode, scope: Scope | None, tail: bool) -> Code:
-        """`(name (param expr)...)`: pair syntax when name is a task declaring those params.
+        """`(name (param expr)...)`: pair syntax when name is a NamedProcedure (a task) declaring
+        those params.
 
         Which it is can only be known when the operator's value is: otherwise the same form
         is an ordinary call whose arguments are calls. Both readings compile each expr; the
         second gets the first's compilation (see _shared_compilations).
         """
-        from ..tasks.task import Task
-
         call = self._call(
             self.compile_operand(node.head, scope),
             [self.compile_operand(a.value, scope) for a in node.arguments],
@@ -171,7 +183,7 @@ class Compiler:
 
         def pair_or_call(env: list[Any]) -> Value:
             fn = operator(env)
-            if type(fn) is Task and fn.accepts_pairs(names):
+            if isinstance(fn, NamedProcedure) and fn.accepts_pairs(names):
                 try:
                     return fn.call_named(
                         {name: code(env) for name, code in zip(names, codes, strict=True)}, span

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-UNBOUND: Any = object()  # what a dynamic variable holds outside every binding
+from .values import UNBOUND  # what a dynamic variable holds outside every binding
 
 # name -> its binding; the compiler reads these names here rather than in the global table
 DYNAMIC_VARIABLES: dict[str, contextvars.ContextVar[Any]] = {}
@@ -50,3 +50,4 @@ def rebind(name: str, value: Any) -> bool:
         return False
     variable.set(value)  # undone with the binding, when the form that made it ends
     return True
+

@@ -117,6 +117,34 @@ class Closure(Procedure):
         return f"#<procedure {self.name}>"
 
 
+class NamedProcedure(Procedure):
+    """A procedure whose parameters are named inputs (a task). A call may name them with pair
+    syntax, `(name (param expr)...)`, and a higher-order primitive passes it only as many
+    arguments as it declares (see passed_arguments)."""
+
+    __slots__ = ()
+
+    def accepts_pairs(self, names: list[str]) -> bool:
+        """Whether `(name (p expr)...)` with these heads is pair syntax for this procedure."""
+        raise NotImplementedError
+
+    def call_named(self, named: dict[str, Value], span: Any = None) -> Value:
+        """Call with the arguments given by name, from the call at span."""
+        raise NotImplementedError
+
+    def passed(self, args: list[Value]) -> list[Value]:
+        """The leading arguments it declares inputs for."""
+        raise NotImplementedError
+
+
+def passed_arguments(fn: Value, args: list[Value]) -> list[Value]:
+    """The arguments map, pmap, filter, reduce, for-each and loop phases give fn: a task only as
+    many as it declares inputs (none when it declares none; SPEC §10.1), anything else all."""
+    if isinstance(fn, NamedProcedure):
+        return fn.passed(args)
+    return args
+
+
 class TailCall(tuple[Closure, list[Value], "Span | None"]):
     """What a call in tail position returns, `TailCall((closure, args, span))`; the caller's
     trampoline (calls.run_tail_calls) makes the call. A tuple because one is made per tail call

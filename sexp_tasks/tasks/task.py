@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..lang.values import CALL_SITE, Procedure, Value
+from ..lang.values import CALL_SITE, NamedProcedure, Value
+from ..lang.values import passed_arguments as passed_arguments  # where pmap takes it from
 from ..results import FAILED, TaskError, TaskResult
 from ..syntax.nodes import Keyword
 from .inputs import InputError, mixed_arguments, prepare_inputs, too_many_arguments
@@ -35,15 +36,7 @@ def input_failure(template: TaskTemplate, err: InputError) -> TaskResult:
     )
 
 
-def passed_arguments(fn: Any, args: list[Value]) -> list[Value]:
-    """The arguments map, pmap, filter, reduce, for-each and loop phases give fn: a task only as
-    many as it declares inputs (none when it declares none; SPEC §10.1), anything else all."""
-    if isinstance(fn, Task):
-        return args[: len(fn.template.inputs)]
-    return args
-
-
-class Task(Procedure):
+class Task(NamedProcedure):
     """A callable atomic task."""
 
     __slots__ = ("name", "template", "runner")
@@ -52,6 +45,9 @@ class Task(Procedure):
         self.name = template.name
         self.template = template
         self.runner = runner
+
+    def passed(self, args: list[Value]) -> list[Value]:
+        return args[: len(self.template.inputs)]
 
     def accepts_pairs(self, names: list[str]) -> bool:
         """Whether `(name (p expr)...)` with these heads is pair syntax for this task."""

@@ -1,37 +1,139 @@
-"""The registry of special forms: name -> function that compiles the form.
+"""The registry of special forms: one description per form, read by the compiler, by `sexp check`
+and by scope analysis alike.
 
-The compiler's only knowledge of special forms is the lookup in SPECIAL_FORMS. Each form
-module registers its forms with @special_form and checks its own shape.
+A form module registers each form with @special_form: the function that compiles it (checking
+its shape), how the checker walks its arguments, and what it binds. The compiler's only
+knowledge of special forms is the lookup in SPECIAL_FORMS. The core's forms are registered
+below; the task system registers its own when the composition root imports it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...syntax.nodes import FunctionCallNode
+from ...syntax.nodes import DictNode, FunctionCallNode, ListNode, Node, Symbol
 from ..values import Code
 
 if TYPE_CHECKING:
+    from ..check import Checker
     from ..compiler import Compiler
     from ..environment import Scope
+    from ..lambda_list import ParsedParams
 
 FormCompiler = Callable[[FunctionCallNode, "Scope | None", bool, "Compiler"], Code]
+# How `sexp check` walks a form: (checker, form, the local names in scope).
+FormCheck = Callable[["Checker", FunctionCallNode, frozenset[str]], None]
+# The parameters of the procedure a defining form binds, None when it binds no procedure;
+# FormError when they are malformed (the compiler reports that).
+Parameters = Callable[[FunctionCallNode], "ParsedParams | None"]
 
-SPECIAL_FORMS: dict[str, FormCompiler] = {}
+
+def walk_arguments(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """Every argument is code."""
+    checker.walk(form.args, local)
 
 
-def special_form(*names: str) -> Callable[[FormCompiler], FormCompiler]:
-    """Register a form compiler under each of `names`."""
+def walk_nothing(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """The arguments are data, not calls."""
+
+
+def walk_after_name(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """Every argument after the first, which names what the form binds, is code."""
+    checker.walk(form.args[1:], local)
+
+
+def walk_clauses(checker: Checker, clauses: Iterable[Node], local: frozenset[str]) -> None:
+    """`(param expr)` clauses: the head names a parameter, not a procedure; only expr is code."""
+    for item in clauses:
+        checker.walk(item.args if isinstance(item, FunctionCallNode) else (item,), local)
+
+
+def walk_all_clauses(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """Every argument is a `(param expr)` clause."""
+    walk_clauses(checker, form.args, local)
+
+
+@dataclass(frozen=True)
+class SpecialForm:
+    """Everything the compiler, the checker and scope analysis know of one special form."""
+
+    name: str
+    compile: FormCompiler
+    check: FormCheck = walk_arguments
+    # Definitions inside it are not the enclosing frame's: a body with a frame of its own, or data.
+    scope: bool = False
+    # It binds, in the enclosing frame, the name its first argument gives: `x` or `(x params...)`.
+    defines: bool = False
+    # For a defining form, the parameters of what it binds (for arity checks); None for a form
+    # whose value's arity is unknown before the run (a task).
+    parameters: Parameters | None = None
+
+
+SPECIAL_FORMS: dict[str, SpecialForm] = {}
+
+
+def special_form(
+    *names: str,
+    check: FormCheck = walk_arguments,
+    scope: bool = False,
+    defines: bool = False,
+    parameters: Parameters | None = None,
+) -> Callable[[FormCompiler], FormCompiler]:
+    """Register a form compiler, with the rest of the form's description, under each of `names`."""
 
     def register(compile_form: FormCompiler) -> FormCompiler:
         for name in names:
-            SPECIAL_FORMS[name] = compile_form
+            SPECIAL_FORMS[name] = SpecialForm(name, compile_form, check, scope, defines, parameters)
         return compile_form
 
     return register
 
 
-# The modules register their forms as they are imported.
-from ...tasks.forms import scripts, sequential, task_calls, task_loops  # noqa: E402,F401
+def local_definitions(nodes: Sequence[Node]) -> list[str]:
+    """Names that defining forms (define, bind, ...) in a body bind in the body's own frame, in order."""
+    found: list[str] = []
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, FunctionCallNode):
+            form = SPECIAL_FORMS.get(node.head.name)
+            args = node.args
+            if form is not None:
+                if form.scope:
+                    continue
+                if form.defines and args:
+                    target = args[0]
+                    if isinstance(target, Symbol):
+                        found.append(target.name)
+                        stack.extend(reversed(args[1:]))
+                    elif isinstance(target, FunctionCallNode):
+                        found.append(target.head.name)
+                    continue
+            stack.extend(reversed(args))
+        elif isinstance(node, (ListNode, DictNode)):
+            stack.extend(reversed(node.items))
+    return found
+
+
+def global_definitions(forms: Sequence[Node]) -> Iterable[FunctionCallNode]:
+    """Every defining form that binds a global: at top level or inside forms that open no scope."""
+    stack = list(reversed(forms))
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, FunctionCallNode):
+            continue
+        form = SPECIAL_FORMS.get(node.name)
+        if form is not None and form.scope:
+            continue
+        if form is not None and form.defines and node.args:
+            yield node
+            if isinstance(node.args[0], Symbol):
+                stack.extend(reversed(node.args[1:]))
+            continue
+        stack.extend(reversed(node.args))
+
+
+# The core's forms register as their modules are imported.
 from . import binding, control, functions, handling, loops, quasiquote  # noqa: E402,F401

@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import FormError, NameError_
-from ...syntax.nodes import FunctionCallNode, Node, Symbol, elements, make_list
-from ..codegen import frame_at, local_definitions
+from ...syntax.nodes import FunctionCallNode, ListNode, Node, Symbol, elements, make_list
+from ..codegen import frame_at
 from ..dynamic import rebind
 from ..environment import Scope
+from ..lambda_list import ParsedParams, parse_params
 from ..values import UNBOUND, Code, Value
-from . import special_form
+from . import local_definitions, special_form, walk_after_name
 from .functions import compile_closure, is_lambda
 
 if TYPE_CHECKING:
+    from ..check import Checker
     from ..compiler import Compiler
 
 
@@ -36,7 +38,21 @@ def _bindings(form: FunctionCallNode) -> tuple[list[tuple[str, Node]], tuple[Nod
     return pairs, args[1:]
 
 
-@special_form("let")
+def check_let(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """The bindings' expressions in the outer scope, the body with the bound names."""
+    args = form.args
+    if not args:
+        return
+    bindings = elements(args[0]) or ()
+    names = [b.head.name for b in bindings if isinstance(b, FunctionCallNode)]
+    for binding in bindings:
+        if isinstance(binding, FunctionCallNode):
+            checker.walk(binding.args, local)
+    body = args[1:]
+    checker.walk(body, local | set(names) | set(local_definitions(body)))
+
+
+@special_form("let", check=check_let, scope=True)
 def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     pairs, body = _bindings(form)
     names = [name for name, _ in pairs]
@@ -61,7 +77,7 @@ def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     return run
 
 
-@special_form("let*")
+@special_form("let*", check=check_let, scope=True)
 def compile_let_star(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     pairs, body = _bindings(form)
     inner = Scope(scope)
@@ -82,7 +98,29 @@ def compile_let_star(form: FunctionCallNode, scope: Scope | None, tail: bool, c:
     return run
 
 
-@special_form("define", "bind")
+def check_define(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """(define (name params...) body...) as a lambda; else the expression after the name."""
+    args = form.args
+    if args and isinstance(args[0], FunctionCallNode):
+        checker.function(ListNode(args[0].args, args[0].span), args[1:], local, "define")
+    else:
+        checker.walk(args[1:], local)
+
+
+def defined_parameters(form: FunctionCallNode) -> ParsedParams | None:
+    """The parameters of the procedure (define (name params...) ...) or (define name (lambda ...))
+    binds; None when it binds another value."""
+    target, rest = form.args[0], form.args[1:]
+    if isinstance(target, FunctionCallNode):
+        return parse_params(ListNode(target.args, target.span), "define", form.span)
+    value = rest[0] if rest else None
+    if isinstance(target, Symbol) and isinstance(value, FunctionCallNode) and is_lambda(value) and value.args:
+        return parse_params(value.args[0], value.name, value.span)
+    return None
+
+
+@special_form("define", check=check_define, defines=True, parameters=defined_parameters)
+@special_form("bind", check=walk_after_name, defines=True, parameters=defined_parameters)
 def compile_define(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     match args:
@@ -124,7 +162,7 @@ def store(name: str, value_code: Code, scope: Scope | None, c: Compiler, result:
     return store_local
 
 
-@special_form("set!")
+@special_form("set!", check=walk_after_name)
 def compile_set(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [Symbol() as target, expr]:

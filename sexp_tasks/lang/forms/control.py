@@ -9,14 +9,15 @@ from ...syntax.nodes import FunctionCallNode, ListNode, Symbol, elements
 from ..codegen import constant
 from ..quoting import datum
 from ..values import Code, Value
-from . import special_form
+from . import special_form, walk_nothing
 
 if TYPE_CHECKING:
+    from ..check import Checker
     from ..compiler import Compiler
     from ..environment import Scope
 
 
-@special_form("quote")
+@special_form("quote", check=walk_nothing, scope=True)
 def compile_quote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [expr]:
@@ -46,7 +47,15 @@ def compile_when(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Com
     return lambda env: None if test(env) else body(env)
 
 
-@special_form("cond")
+def check_cond(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """Each clause's test and body (an else clause's body)."""
+    for clause in form.args:
+        parts = elements(clause) or ()
+        keep = parts[1:] if parts and isinstance(parts[0], Symbol) and parts[0].name == "else" else parts
+        checker.walk(keep, local)
+
+
+@special_form("cond", check=check_cond)
 def compile_cond(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     clauses: list[tuple[Code, Code | None]] = []
     arguments = form.args

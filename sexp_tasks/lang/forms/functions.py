@@ -8,17 +8,24 @@ from typing import TYPE_CHECKING, Any
 from ...errors import FormError
 from ...syntax.nodes import FunctionCallNode, Node
 from ...syntax.source import Span
-from ..codegen import local_definitions
 from ..environment import Scope
 from ..lambda_list import LambdaList, parse_params
 from ..values import Closure, Code, Value
-from . import special_form
+from . import local_definitions, special_form
 
 if TYPE_CHECKING:
+    from ..check import Checker
     from ..compiler import Compiler
 
 
-@special_form("lambda", "fn")
+def check_lambda(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """Defaults and body with the parameters in scope."""
+    args = form.args
+    if args:
+        checker.function(args[0], args[1:], local, form.name)
+
+
+@special_form("lambda", "fn", check=check_lambda, scope=True)
 def compile_lambda_form(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:

@@ -6,18 +6,29 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import FormError, SexpError
 from ...syntax.nodes import FunctionCallNode, Symbol
-from ..codegen import local_definitions
 from ..environment import Scope
 from ..values import UNBOUND, Code, Value
-from . import special_form
+from . import local_definitions, special_form
 
 if TYPE_CHECKING:
+    from ..check import Checker
     from ..compiler import Compiler
 
 _USAGE = "try: expected (try body... (catch err handler...))"
 
 
-@special_form("try")
+def check_try(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """The body, then the handler with the error's name in scope."""
+    args = form.args
+    if not args:
+        return
+    checker.walk(args[:-1], local)
+    clause = args[-1]
+    if isinstance(clause, FunctionCallNode) and clause.args and isinstance(clause.args[0], Symbol):
+        checker.walk(clause.args[1:], local | {clause.args[0].name})
+
+
+@special_form("try", check=check_try)
 def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args or not (isinstance(args[-1], FunctionCallNode) and args[-1].name == "catch"):
@@ -45,7 +56,7 @@ def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     return run
 
 
-@special_form("catch")
+@special_form("catch", scope=True)
 def compile_catch(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     raise FormError(
         "catch: only allowed as the last clause of (try body... (catch err handler...))", form.span

@@ -10,14 +10,14 @@ from ..codegen import constant
 from ..printer import to_repr
 from ..quoting import datum, dict_key
 from ..values import Code, Value
-from . import special_form
+from . import special_form, walk_nothing
 
 if TYPE_CHECKING:
     from ..compiler import Compiler
     from ..environment import Scope
 
 
-@special_form("quasiquote")
+@special_form("quasiquote", check=walk_nothing, scope=True)
 def compile_quasiquote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [template]:

@@ -131,7 +131,6 @@ def _arity_checked(spec: PrimitiveSpec, fn: Callable[..., Any]) -> Callable[...,
     return checked
 
 
-# The modules register their primitives as they are imported.
-from ...memory import memory_primitives  # noqa: E402,F401
-from ...tasks.forms import loop_support, pmap, task_primitives  # noqa: E402,F401
+# The core's primitives register as their modules are imported; the task system's and the
+# memory system's register when the composition root imports them.
 from . import arithmetic, dicts, effects, lists, predicates, strings, text  # noqa: E402,F401

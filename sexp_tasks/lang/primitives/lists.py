@@ -9,10 +9,9 @@ from typing import Any
 
 from ...errors import TypeError_, ValueError_
 from ...run_context import operator_defaults
-from ...tasks.task import passed_arguments
 from ..calls import apply_procedure, invoke
 from ..printer import to_repr
-from ..values import Closure, type_name
+from ..values import Closure, passed_arguments, type_name
 from . import primitive
 
 

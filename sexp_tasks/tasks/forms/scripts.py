@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from ...config import Settings
 from ...errors import FormError, TypeError_, ValueError_
-from ...lang.forms import special_form
+from ...lang.forms import special_form, walk_all_clauses
 from ...lang.printer import to_repr
 from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Value
 from ...syntax.nodes import FunctionCallNode, Keyword, Node
 from ...syntax.source import Span
+from ..runner import TaskSystem
 
 if TYPE_CHECKING:
     from ...lang.compiler import Compiler
@@ -31,10 +32,10 @@ PARAMETERS = ("command", "args", "timeout", "cwd", "input", "env", "shell")
 USAGE = f'({NAME} (command "...") [(args (list ...))] [(timeout s)] [(cwd "dir")] [(input "...")] ...)'
 
 
-@special_form(NAME)
+@special_form(NAME, check=walk_all_clauses)
 def compile_run_script(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     codes = {name: c.compile(node, scope) for name, node in _parameters(form).items()}
-    system = c.tasks
+    system = c.extension(TaskSystem)
     settings = system.settings if system is not None else Settings()
     span = form.span
 

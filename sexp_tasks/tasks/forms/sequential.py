@@ -5,16 +5,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import FormError, ValueError_
-from ...lang.forms import special_form
+from ...lang.forms import special_form, walk_clauses
 from ...lang.values import Code, Value
 from ...syntax.nodes import FunctionCallNode
 
 if TYPE_CHECKING:
+    from ...lang.check import Checker
     from ...lang.compiler import Compiler
     from ...lang.environment import Scope
 
 
-@special_form("sequential")
+def check_sequential(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """(context (setting expr)...): only the exprs are code; then the steps."""
+    args = form.args
+    if args and isinstance(args[0], FunctionCallNode) and args[0].name == "context":
+        walk_clauses(checker, args[0].args, local)
+        args = args[1:]
+    checker.walk(args, local)
+
+
+@special_form("sequential", check=check_sequential)
 def compile_sequential(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     from ..context import ContextError, parse_overrides, resolve, sequential_frame
 

@@ -21,16 +21,18 @@ from typing import TYPE_CHECKING, Any
 from ...errors import FormError, SexpError, TypeError_
 from ...lang.calls import apply_procedure
 from ...lang.dynamic import bound, dynamic_variable
-from ...lang.forms import special_form
+from ...lang.forms import special_form, walk_all_clauses
 from ...lang.printer import to_repr
+from ...lang.quoting import datum
 from ...lang.suggest import did_you_mean
-from ...lang.values import Code, Procedure, Value, type_name
+from ...lang.values import Code, Procedure, Value, passed_arguments, type_name
 from ...progress import Progress, is_terminal, progress
 from ...results import TaskResult
 from ...run_context import operator_defaults
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
 from ...syntax.source import Span
-from ..task import Task, passed_arguments
+from ..runner import TaskSystem
+from ..task import Task
 from .loop_support import evaluation_succeeded, failed_result, phase_failure
 
 if TYPE_CHECKING:
@@ -69,7 +71,7 @@ ITERATIVE = LoopShape(
     ("max-iterations", "initial-input", "test-command"),
     ("executor", "validator", "controller"),
 )
-# Forms whose arguments are (clause expr) pairs: only expr is code (for `sexp check`).
+# Each loop form's clauses, `(clause expr)`: only expr is code.
 CLAUSE_FORMS = {shape.name: shape.clauses for shape in (DIRECTOR_EVALUATOR, ITERATIVE)}
 
 
@@ -119,8 +121,6 @@ def compile_clauses(form: FunctionCallNode, shape: LoopShape, scope: Scope | Non
 
 
 def _show(node: Any) -> str:
-    from ...lang.quoting import datum
-
     return to_repr(datum(node))
 
 
@@ -221,9 +221,10 @@ def annotated(err: SexpError, prefix: str) -> SexpError:
 def loop_progress(c: Compiler, label: str, total: int) -> Progress:
     """The iterations as a progress bar on the runtime's stderr when it is a terminal (nothing when
     piped or quiet)."""
-    if c.tasks is None:
+    system = c.extension(TaskSystem)
+    if system is None:
         return Progress(label, total, sys.stderr, is_terminal(sys.stderr))
-    return progress(c.tasks, label, total)
+    return progress(system, label, total)
 
 
 def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[str, Value]:
@@ -234,7 +235,7 @@ def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[st
     return "continue", {"input": loop_input, "feedback": said}
 
 
-@special_form("director-evaluator-loop")
+@special_form("director-evaluator-loop", check=walk_all_clauses)
 def compile_director_evaluator_loop(
     form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler
 ) -> Code:
@@ -258,7 +259,7 @@ def compile_director_evaluator_loop(
     return run
 
 
-@special_form("iterative-loop")
+@special_form("iterative-loop", check=walk_all_clauses)
 def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     """out = (executor input i); val = (validator test-command i); (controller out val input i)."""
     clauses = compile_clauses(form, ITERATIVE, scope, c)

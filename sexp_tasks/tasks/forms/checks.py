@@ -1,0 +1,123 @@
+"""What the task system adds to `sexp check`: a call of a task whose template is known before the
+run (a registered template, a defatom of the file) is checked against its inputs: unknown names,
+missing required inputs, too many positions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ...errors import ArityError, SexpError
+from ...lang.check import CallCheck, Checker
+from ...lang.forms import SPECIAL_FORMS, global_definitions, walk_clauses
+from ...lang.values import Value
+from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node
+from ...syntax.source import Span
+from ..inputs import missing_inputs, mixed_arguments, too_many_arguments, unknown_inputs
+from ..library import TaskLibrary
+from ..task import RESERVED
+from ..template import TaskTemplate
+from .defatom import defatom_template
+
+
+@dataclass(frozen=True)
+class TaskCall:
+    """The check of calls of one task, by name; template None when it is not known before the run."""
+
+    template: TaskTemplate | None
+
+    def __call__(self, checker: Checker, node: FunctionCallNode, local: frozenset[str]) -> None:
+        """Its arguments walked (a pair's head names an input, not a procedure), then checked
+        against the template's inputs when the template is known."""
+        template = self.template
+        args = node.args
+        if args and len(args) % 2 == 0 and all(isinstance(a, Keyword) for a in args[::2]):
+            checker.walk(args[1::2], local)
+            named: list[tuple[str, Span | None]] | None = [(a.name, a.span) for a in args[::2]]  # type: ignore[union-attr]
+        elif args and all(self._is_pair(checker, a, local) for a in args):
+            for pair in args:  # (param expr): only expr is code
+                checker.walk(pair.args, local)  # type: ignore[union-attr]
+            named = [(a.name, a.span) for a in args]  # type: ignore[union-attr]
+        else:
+            checker.walk(args, local)
+            named = None
+        if template is None:
+            return
+        if named is not None:
+            self.input_problems(checker, node, named)
+        elif any(isinstance(a, Keyword) for a in args):
+            checker.problems.append(ArityError(str(mixed_arguments(template)), node.span))
+        elif (too_many := too_many_arguments(template, len(args))) is not None:
+            checker.problems.append(ArityError(str(too_many), node.span))
+        else:
+            given = [spec.name for spec in template.inputs[: len(args)]]
+            checker.problems += [ArityError(str(p), node.span) for p in missing_inputs(template, given)]
+
+    def _is_pair(self, checker: Checker, node: Node, local: frozenset[str]) -> bool:
+        """Whether an argument reads as `(param expr)`: headed by an input or reserved parameter,
+        or by a name that is no procedure (a misspelt input, reported as such)."""
+        if not (isinstance(node, FunctionCallNode) and len(node.args) == 1):
+            return False
+        head = node.name
+        if head in RESERVED or (self.template is not None and self.template.input(head) is not None):
+            return True
+        return head not in local and head not in checker.known and head not in SPECIAL_FORMS
+
+    def input_problems(
+        self, checker: Checker, node: FunctionCallNode, named: list[tuple[str, Span | None]]
+    ) -> None:
+        """Unknown input names (where each is written) and missing required inputs (at the call)."""
+        template = self.template
+        if template is None:
+            return
+        given = [name for name, _ in named if name not in RESERVED]
+        where = dict(reversed(named))
+        for problem in unknown_inputs(template, given):
+            checker.problems.append(ArityError(str(problem), where.get(problem.parameter) or node.span))
+        checker.problems += [ArityError(str(p), node.span) for p in missing_inputs(template, given)]
+
+
+def check_call_atomic_task(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
+    """`(call-atomic-task "name" (param expr)...)`: the expressions, and the named inputs against
+    the template when the name is a string whose template is known."""
+    args = form.args
+    walk_clauses(checker, args[1:], local)
+    if args and isinstance(args[0], Literal) and isinstance(args[0].value, str):
+        task = checker.calls.get(args[0].value)
+        if isinstance(task, TaskCall) and task.template is not None:
+            named = [(a.name, a.span) for a in args[1:] if isinstance(a, (FunctionCallNode, Keyword))]
+            task.input_problems(checker, form, named)
+
+
+class TaskChecks:
+    """The task system's CheckExtension: its templates are names, and calls of tasks are checked."""
+
+    def __init__(self, library: TaskLibrary) -> None:
+        self.library = library
+
+    def global_names(self) -> Iterable[str]:
+        return self.library.templates
+
+    def call_checks(self, forms: Sequence[Node], globals_: Mapping[str, Value]) -> dict[str, CallCheck]:
+        """Names that call tasks, resolved as a run resolves them (SPEC §2.5): the file's defatoms
+        (their templates built now; None when one is defined twice or does not build), then
+        registered templates that no global and nothing the file defines shadows."""
+        defined: dict[str, list[FunctionCallNode]] = {}
+        for form in global_definitions(forms):
+            defined.setdefault(getattr(form.args[0], "name", "?"), []).append(form)
+        names: dict[str, CallCheck] = {
+            name: TaskCall(template)
+            for name, template in self.library.templates.items()
+            if name not in globals_ and name not in defined
+        }
+        for name, forms_defining in defined.items():
+            if any(f.name != "defatom" for f in forms_defining):
+                continue  # a procedure (also): which one a call meets depends on the run
+            template = None
+            if len(forms_defining) == 1:
+                try:
+                    template = defatom_template(forms_defining[0])
+                except SexpError:
+                    pass  # compiling the defatom reports it
+            names[name] = TaskCall(template)
+        return names

@@ -1,0 +1,108 @@
+"""The template `(defatom name clauses...)` defines: what defatom registers when it runs, and
+what `sexp check` checks calls of it against."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import FormError
+from ...lang.printer import to_repr
+from ...lang.quoting import datum
+from ...syntax.nodes import FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol, elements
+from ..template import TYPE_ALIASES, ContextSettings, InputSpec, OutputFormat, TaskTemplate, check_rules
+
+USAGE = 'defatom: expected (defatom name (params ...) (instructions "...") ...)'
+_TEXT_CLAUSES = ("instructions", "description", "system", "model", "subtype", "provider", "criteria")
+
+
+def defatom_template(form: FunctionCallNode) -> TaskTemplate:
+    """The template `(defatom name clauses...)` defines, checked as an XML template is (what
+    defatom registers when it runs, and what `sexp check` checks calls against)."""
+    name = form.args[0]
+    if not isinstance(name, Symbol):
+        raise FormError(USAGE, form.span)
+    template = _template(name.name, form.args[1:], form)
+    check_rules(template)
+    return template
+
+
+def _template(name: str, clauses: tuple[Node, ...], form: FunctionCallNode) -> TaskTemplate:
+    values: dict[str, Any] = {"description": f"Dynamically defined task: {name}"}
+    inputs: list[InputSpec] = []
+    for clause in clauses:
+        if not isinstance(clause, FunctionCallNode):
+            raise FormError(
+                f'defatom {name}: expected a clause such as (instructions "..."), got {_show(clause)}',
+                clause.span or form.span,
+            )
+        key, parts = clause.name, clause.args
+        if key in _TEXT_CLAUSES:
+            values[key] = _text(name, key, parts, clause)
+        elif key == "params":
+            for param in parts:
+                if isinstance(param, Symbol):
+                    inputs.append(InputSpec(param.name))
+                elif isinstance(param, FunctionCallNode) and len(param.args) == 1:
+                    kind = _word(param.args[0])
+                    kind = TYPE_ALIASES.get(kind, kind)
+                    inputs.append(InputSpec(param.name, kind))
+                else:
+                    raise FormError(
+                        f"defatom {name}: a parameter is name or (name type), got {_show(param)}", clause.span
+                    )
+        elif key == "output_format":
+            settings = _settings(parts if not _is_nested(parts) else elements(parts[0]) or (), name, clause)
+            values["output_format"] = OutputFormat(settings.get("type", "text"), settings.get("schema"))
+        elif key == "context":
+            settings = _settings(parts, name, clause)
+            accumulate = settings.get("accumulate_data")
+            values["context"] = ContextSettings(
+                settings.get("inherit_context"),
+                None if accumulate is None else str(accumulate).lower() == "true",
+                settings.get("accumulation_format"),
+                settings.get("fresh_context"),
+            )
+        elif key == "tools":
+            values["tools"] = tuple(_word(p) for p in parts)
+        else:
+            raise FormError(f"defatom {name}: unknown clause ({key} ...)", clause.span)
+    if "instructions" not in values:
+        raise FormError(f'defatom {name}: missing (instructions "...")', form.span)
+    return TaskTemplate(
+        name=name,
+        inputs=tuple(inputs),
+        origin=form.span.origin if form.span else "<defatom>",
+        span=form.span,
+        **values,
+    )
+
+
+def _is_nested(parts: tuple[Node, ...]) -> bool:
+    return len(parts) == 1 and isinstance(parts[0], ListNode)
+
+
+def _settings(parts: tuple[Node, ...] | list[Node], name: str, clause: FunctionCallNode) -> dict[str, str]:
+    settings: dict[str, str] = {}
+    for part in parts:
+        if not (isinstance(part, FunctionCallNode) and len(part.args) == 1):
+            raise FormError(f'defatom {name}: expected (key "value") in ({clause.name} ...)', clause.span)
+        settings[part.name] = _word(part.args[0])
+    return settings
+
+
+def _text(name: str, key: str, parts: tuple[Node, ...], clause: FunctionCallNode) -> str:
+    if len(parts) == 1 and isinstance(parts[0], Literal) and isinstance(parts[0].value, str):
+        return parts[0].value
+    raise FormError(f"defatom {name}: ({key} ...) takes one string", clause.span)
+
+
+def _word(node: Node) -> str:
+    if isinstance(node, (Symbol, Keyword)):
+        return node.name
+    if isinstance(node, Literal):
+        return str(node.value).lower() if isinstance(node.value, bool) else str(node.value)
+    raise FormError(f"expected a name or a string, got {_show(node)}", getattr(node, "span", None))
+
+
+def _show(node: Node) -> str:
+    return to_repr(datum(node))
