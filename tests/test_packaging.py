@@ -55,3 +55,26 @@ def test_installed_package_runs_from_its_own_data(wheel: Path, tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     assert result.stdout == "(1 2)\n"
     assert str(ROOT) not in result.stderr
+
+
+def test_installed_package_finds_its_schema_and_process_launcher(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    (tmp_path / "tasks").mkdir()
+
+    def sexp(program: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sexp_tasks", "eval", program],
+            cwd=tmp_path,
+            env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+        )
+
+    script = sexp('(get-field (system:run_script (command "echo hi")) "stdout")')
+    assert (script.returncode, script.stdout) == (0, '"hi\\n"\n'), script.stderr
+    (tmp_path / "tasks" / "bad.xml").write_text('<task name="bad" type="atomic"><nonsense/></task>\n')
+    template = sexp("1")
+    assert template.returncode == 1
+    assert "tasks/bad.xml:1:1: error: schema: Element 'nonsense'" in template.stderr
+    assert str(ROOT) not in script.stderr + template.stderr
