@@ -78,3 +78,14 @@ def test_installed_package_finds_its_schema_and_process_launcher(wheel: Path, tm
     assert template.returncode == 1
     assert "tasks/bad.xml:1:1: error: schema: Element 'nonsense'" in template.stderr
     assert str(ROOT) not in script.stderr + template.stderr
+
+
+def test_modules_stay_small_and_named_apart() -> None:
+    # A module holds one thing (at most 400 lines), is named for it, shares its name with no other
+    # module of the package and shadows no standard-library module (issue 11).
+    modules = [p for p in (ROOT / "sexp_tasks").rglob("*.py") if p.stem not in ("__init__", "__main__")]
+    lines = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in modules}
+    assert {name: n for name, n in lines.items() if n > 400} == {}
+    stems = [path.stem for path in modules]
+    assert sorted({stem for stem in stems if stems.count(stem) > 1}) == []
+    assert sorted(set(stems) & sys.stdlib_module_names) == []
