@@ -1,4 +1,5 @@
-"""Finding the grammar and stdlib that ship with the package, installed or in a checkout."""
+"""Finding the files that ship with the package, installed or in a checkout: the grammar and
+stdlib (data_dir) and files of the package's own tree (package_file)."""
 
 from __future__ import annotations
 
@@ -13,3 +14,9 @@ def data_dir(name: str) -> Path:
     if installed.is_dir():
         return installed
     return _PACKAGE.parent / name
+
+
+def package_file(*parts: str) -> Path:
+    """The file at parts inside the package (schemas/task.xsd, process/launcher.py): it is there
+    installed and in a checkout alike."""
+    return _PACKAGE.joinpath(*parts)

@@ -45,6 +45,9 @@ class Runtime(TaskServices):
         program: Path | None = None,
     ) -> None:
         """program: the file the session runs or checks, whose own tasks/ directory is loaded too."""
+        # Integers have any size in the language: read and print them in full however long. Set
+        # here and where the CLI starts, not on import (importing a library must not change this).
+        sys.set_int_max_str_digits(0)
         self.settings = settings or Settings()
         self.out = out or sys.stdout
         self.err = err or sys.stderr

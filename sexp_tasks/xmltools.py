@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from .errors import TemplateError
+from .resources import package_file
 from .syntax.source import Source, Span
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "task.xsd"
+SCHEMA_PATH = package_file("schemas", "task.xsd")
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import wait_for
+from conftest import run_python, wait_for
 
 from sexp_tasks import __version__
 from sexp_tasks.config import load_dotenv
@@ -782,6 +782,30 @@ def test_check_accepts_a_redefinition_with_another_arity(cli: Cli, workspace: Pa
 def test_integers_print_in_full_however_long(cli: Cli) -> None:
     code, out, err = cli("eval", "(reduce * 1 (map (lambda (i) 10) (range 5000)))")
     assert (code, out, err) == (EXIT_OK, "1" + "0" * 5000 + "\n", "")
+
+
+def test_integers_read_in_full_however_long(cli: Cli) -> None:
+    digits = "9" * 5000  # past the 4300 digits Python converts by default
+    assert cli("eval", f"(+ {digits} 1)") == (EXIT_OK, "1" + "0" * 5000 + "\n", "")
+
+
+def test_importing_the_package_leaves_the_integer_digit_limit_alone() -> None:
+    out = run_python(
+        "import sys\n"
+        "before = sys.get_int_max_str_digits()\n"
+        "import sexp_tasks, sexp_tasks.syntax.reader, sexp_tasks.runtime\n"
+        "print(before, sys.get_int_max_str_digits())\n"
+    )
+    assert out.split() == [str(sys.int_info.default_max_str_digits)] * 2
+
+
+def test_a_runtime_reads_and_prints_integers_of_any_length() -> None:
+    out = run_python(
+        "from sexp_tasks.runtime import Runtime\n"
+        "runtime = Runtime(load_templates=False)\n"
+        f"print(runtime.run_source('(str (* {'9' * 5000} 1))') == '9' * 5000)\n"
+    )
+    assert out == "True\n"
 
 
 def test_check_takes_templates_like_run(cli: Cli, workspace: Path) -> None:

@@ -55,3 +55,37 @@ def test_installed_package_runs_from_its_own_data(wheel: Path, tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     assert result.stdout == "(1 2)\n"
     assert str(ROOT) not in result.stderr
+
+
+def test_installed_package_finds_its_schema_and_process_launcher(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    (tmp_path / "tasks").mkdir()
+
+    def sexp(program: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sexp_tasks", "eval", program],
+            cwd=tmp_path,
+            env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+            capture_output=True,
+            text=True,
+        )
+
+    script = sexp('(get-field (system:run_script (command "echo hi")) "stdout")')
+    assert (script.returncode, script.stdout) == (0, '"hi\\n"\n'), script.stderr
+    (tmp_path / "tasks" / "bad.xml").write_text('<task name="bad" type="atomic"><nonsense/></task>\n')
+    template = sexp("1")
+    assert template.returncode == 1
+    assert "tasks/bad.xml:1:1: error: schema: Element 'nonsense'" in template.stderr
+    assert str(ROOT) not in script.stderr + template.stderr
+
+
+def test_modules_stay_small_and_named_apart() -> None:
+    # A module holds one thing (at most 400 lines), is named for it, shares its name with no other
+    # module of the package and shadows no standard-library module (issue 11).
+    modules = [p for p in (ROOT / "sexp_tasks").rglob("*.py") if p.stem not in ("__init__", "__main__")]
+    lines = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in modules}
+    assert {name: n for name, n in lines.items() if n > 400} == {}
+    stems = [path.stem for path in modules]
+    assert sorted({stem for stem in stems if stems.count(stem) > 1}) == []
+    assert sorted(set(stems) & sys.stdlib_module_names) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from sexp_tasks.errors import ReadError
@@ -16,6 +18,7 @@ from sexp_tasks.syntax.nodes import (
     Symbol,
     make_list,
 )
+from sexp_tasks.syntax.numerals import parse_number
 from sexp_tasks.syntax.reader import MAX_NESTING, Reader, atom_node, read
 from sexp_tasks.syntax.source import Source, Span
 
@@ -70,6 +73,19 @@ def test_integers_longer_than_pythons_conversion_limit() -> None:
     assert one(digits) == Literal(int(digits[:2750]) * 10**2750 + int(digits[2750:]))
     assert one("-" + digits) == Literal(-(int(digits[:2750]) * 10**2750 + int(digits[2750:])))
     assert one("+" + digits) == one(digits)
+
+
+def test_long_integer_literals_read_under_pythons_default_digit_limit() -> None:
+    # Importing the package leaves Python's limit alone (the CLI and a Runtime lift it), so the
+    # reader and string->number must not depend on it: put the default back for this test.
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(sys.int_info.default_max_str_digits)
+    try:
+        assert one("9" * 5000) == Literal(10**5000 - 1)
+        assert one("-" + "9" * 5000) == Literal(1 - 10**5000)
+        assert parse_number("1" + "0" * 5000) == 10**5000
+    finally:
+        sys.set_int_max_str_digits(previous)
 
 
 @pytest.mark.parametrize(

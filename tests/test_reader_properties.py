@@ -6,7 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sexp_tasks.errors import ReadError
-from sexp_tasks.syntax.reader import read
+from sexp_tasks.syntax.nodes import Literal
+from sexp_tasks.syntax.numerals import parse_number
+from sexp_tasks.syntax.reader import atom_node, read
+from sexp_tasks.syntax.source import Source, Span
 
 # The characters the grammar gives meaning to, plus a few it does not ([ ] @ alone), and
 # whole pieces (tokens, escapes, quote marks) so that generated text nests and breaks in
@@ -46,3 +49,18 @@ def test_any_text_reads_or_raises_read_error(text: str) -> None:
 @given(grammar_text)
 def test_text_from_grammar_characters_reads_or_raises_read_error(text: str) -> None:
     read_or_read_error(text)
+
+
+NUMBER_CHARS = "0123456789+-.eE_x:"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=NUMBER_CHARS, min_size=1, max_size=12))
+def test_an_atom_reads_as_the_number_string_to_number_makes_of_it(text: str) -> None:
+    # One definition of how numbers are written serves the reader and string->number.
+    node = atom_node(text, Span((Source("gen.sexp", text), 1, 1)))
+    number = parse_number(text)
+    if number is None:
+        assert not isinstance(node, Literal)
+    else:
+        assert isinstance(node, Literal) and node.value == number and type(node.value) is type(number)

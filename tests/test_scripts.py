@@ -23,6 +23,7 @@ from sexp_tasks.config import Settings
 from sexp_tasks.errors import FormError, SexpError
 from sexp_tasks.process import child_processes as commands
 from sexp_tasks.process.child_processes import run_command
+from sexp_tasks.process.output_capture import OutputCapture
 from sexp_tasks.results import COMPLETE, FAILED, ScriptResult
 from sexp_tasks.runtime import Runtime
 
@@ -511,7 +512,7 @@ def test_default_cap_is_one_mebibyte_per_stream(runtime: Runtime) -> None:
 
 
 def test_cap_cuts_between_characters() -> None:
-    capture = commands._Capture(7)
+    capture = OutputCapture(7)
     capture.add("ééééé".encode())  # 10 bytes; 3 kept at the head, 4 at the tail
     text, dropped = capture.text()
     assert (text, dropped) == ("é\n[... 4 bytes dropped ...]\néé", 4)

@@ -4,11 +4,12 @@ A command runs from an argument list (a shell only when asked), with a scrubbed 
 under the launcher of process/launcher.py: its own process group and session, a subreaper that
 kills every descendant left when the command ends or times out (SIGTERM, then SIGKILL) and
 reports when none is left. Output is read with a deadline, so a process that escaped and holds
-a pipe open cannot hang the read, and each stream keeps only its first and last halves.
+a pipe open cannot hang the read, and each stream keeps only its first and last halves
+(output_capture.py).
 
 A command that kills its launcher leaves its processes to init; so each run's environment
 carries a marker (SEXP_SCRIPT_ID), and when the launcher dies without reporting `clean`, every
-process in its session or with that marker in its environment is killed here.
+process in its session or with that marker in its environment is killed (stray_processes.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..redact import hide_credentials_from_other_processes, is_credential_name
+from ..resources import package_file
 from .launcher import descendants
+from .output_capture import CHUNK, OutputCapture
+from .stray_processes import exited, sweep
 
 KEPT_ENVIRONMENT = ("PATH", "HOME", "LANG", "TZ", "TMPDIR", "USER", "VIRTUAL_ENV", "PYTHONPATH")
 OUTPUT_LIMIT = 64 * 1024  # bytes per stream handed back to the model
@@ -34,10 +38,8 @@ GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
 MARGIN_SECONDS = 2.0  # beyond the grace, before the launcher itself is killed
 DRAIN_SECONDS = 0.5  # how long pipes are still read once the launcher is gone
 STARTUP_SECONDS = 10.0  # the most the launcher's own start may add to the timeout
-LAUNCHER = Path(__file__).resolve().parent / "launcher.py"
-CHUNK = 64 * 1024
+LAUNCHER = package_file("process", "launcher.py")
 MARKER = "SEXP_SCRIPT_ID"  # in each run's environment: how what a dead launcher left is found
-SWEEP_SECONDS = 5.0  # the longest the search for what a dead launcher left goes on
 # The longest single wait: short, so that Ctrl-C (raised in this thread by the REPL, which a
 # thread blocked in select never sees) stops the wait within that time and the command is killed.
 POLL_LIMIT_SECONDS = 0.1
@@ -93,63 +95,6 @@ def start_failure(err: OSError, name: str) -> str:
     return f"cannot start {name!r}: {why}"
 
 
-class _Capture:
-    """One output stream: its first half-limit bytes, its last half-limit bytes, and its size."""
-
-    def __init__(self, limit: int) -> None:
-        limit = max(limit, 0)
-        self.head_limit = limit // 2
-        self.tail_limit = limit - self.head_limit
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if chunk:
-            self.tail += chunk
-            if len(self.tail) > 2 * self.tail_limit + CHUNK:  # trim now and then, not at every chunk
-                del self.tail[: len(self.tail) - self.tail_limit]
-
-    def text(self) -> tuple[str, int]:
-        """The text kept, with a line saying how much was dropped if any was; the bytes dropped."""
-        if self.total <= self.head_limit + self.tail_limit:
-            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "replace"), 0
-        head = _whole_characters_before(bytes(self.head))
-        tail = _whole_characters_after(bytes(self.tail[len(self.tail) - self.tail_limit :]))
-        dropped = self.total - len(head) - len(tail)
-        return f"{_decode(head)}\n[... {dropped} bytes dropped ...]\n{_decode(tail)}", dropped
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
-
-
-def _whole_characters_before(data: bytes) -> bytes:
-    """data without a UTF-8 sequence cut off at its end."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte & 0xC0 == 0x80:
-            continue
-        if byte >= 0xC0:
-            length = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-            return data if length == back else data[:-back]
-        return data
-    return data
-
-
-def _whole_characters_after(data: bytes) -> bytes:
-    """data without the continuation bytes of a UTF-8 sequence cut off at its start."""
-    start = 0
-    while start < min(3, len(data)) and data[start] & 0xC0 == 0x80:
-        start += 1
-    return data[start:]
-
-
 def run_command(
     command: str | Sequence[str],
     cwd: Path,
@@ -195,7 +140,7 @@ class _Run:
         self.command_started = False
         self.hard_deadline: float | None = None  # when the launcher itself is killed
         self.stdin_data = memoryview(input.encode("utf-8")) if input is not None else None
-        self.captures = {"stdout": _Capture(output_limit), "stderr": _Capture(output_limit)}
+        self.captures = {"stdout": OutputCapture(output_limit), "stderr": OutputCapture(output_limit)}
         self.status = b""
         self.timed_out = False
         self.terminated = False  # SIGTERM sent to the launcher
@@ -346,14 +291,14 @@ class _Run:
         process = self.process
         if not self.launcher_done:  # interrupted (Ctrl-C) or out of time: stop the command now
             self._terminate()
-        if not _exited(process.pid, self.grace + MARGIN_SECONDS):
+        if not exited(process.pid, self.grace + MARGIN_SECONDS):
             self._kill_tree()
         try:
             os.killpg(process.pid, signal.SIGKILL)  # safe: the unreaped launcher still holds the id
         except (ProcessLookupError, PermissionError):
             pass
         if b"clean" not in self.status:  # the launcher died before it could clean up
-            _sweep(f"{MARKER}={self.marker}".encode(), process.pid)
+            sweep(f"{MARKER}={self.marker}".encode(), process.pid)
         process.wait()
         for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None and not stream.closed:
@@ -362,54 +307,3 @@ class _Run:
                 except OSError:
                     pass
         os.close(self.status_fd)
-
-
-def _sweep(marker: bytes, session: int) -> None:
-    """SIGKILL every process in session or with marker in its environment until none is left
-    (a process that both left the session and cleared its environment is out of reach)."""
-    deadline = time.monotonic() + SWEEP_SECONDS
-    while left := _left_behind(marker, session):
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        if time.monotonic() >= deadline:
-            return
-        time.sleep(0.01)
-
-
-def _left_behind(marker: bytes, session: int) -> list[int]:
-    """Live processes (not this one) in session or whose environment holds the marker entry."""
-    found = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-            if fields[0] == b"Z":
-                continue
-            if int(fields[3]) != session:
-                with open(f"/proc/{entry}/environ", "rb") as environ:
-                    if marker not in environ.read().split(b"\0"):
-                        continue
-        except (OSError, IndexError, ValueError):
-            continue
-        found.append(int(entry))
-    return found
-
-
-def _exited(pid: int, within: float) -> bool:
-    """Whether pid has exited within that many seconds; it is left unreaped."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True
-        if info is not None:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.005)

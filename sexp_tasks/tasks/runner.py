@@ -10,16 +10,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import Settings
-from ..errors import NoModelError, ServiceError, SexpError
+from ..errors import NoModelError, SexpError
 from ..handler.cost import CostBudget
 from ..lang.values import Value
 from ..resources import data_dir
 from ..results import FAILED, TaskError, TaskResult, record_verdict
 from ..run_context import run_context, within
-from ..runs.journal import Journal, fingerprint, site_of
-from .given_files import CommandListing, MemoryQuery, file_stamps
+from ..runs.journal import Journal, fingerprint
+from .given_files import MemoryQuery, file_stamps
+from .handler_services import make_handler_services, read_mock_script
 from .history import History
 from .inputs import InputError, substitute
+from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
 from .library import TaskLibrary
 from .task import Task, input_failure
 from .template import TaskTemplate
@@ -43,7 +45,7 @@ class TaskSystem:
         self._history = History()
         self._warned: set[str] = set()  # task warnings already shown (each once a run)
         self._warning = threading.Lock()
-        self._mock = self._read_mock_script()
+        self._mock = read_mock_script(settings, warn)  # read now: a script with no replies is a usage error
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
@@ -153,7 +155,7 @@ class TaskSystem:
         workspace = Path(self.settings.workspace)
         list_command = command_listing(workspace, float(self.settings.script_timeout))
         if self.journal is not None:
-            list_command = self._journaled_listing(list_command, site or span)
+            list_command = journaled_listing(self.journal, list_command, site or span)
         files, file_warnings = gather_files(
             template.file_paths,
             options.files,
@@ -226,30 +228,6 @@ class TaskSystem:
             self._warned.add(message)
         self._warn(message)
 
-    def _journaled_listing(self, list_command: CommandListing, task_site: Any) -> CommandListing:
-        """A file_paths command as a step of its own, keyed under the task's call site, so that a
-        resumed run takes the listing it made before instead of running the command again. A
-        listing that failed is recorded FAILED, and runs again on resume."""
-        journal = self.journal
-        assert journal is not None
-
-        def journaled(command: str) -> tuple[list[str], list[str]]:
-            # keyed only when a command is listed: most tasks have none, and this is every call's path
-            base = task_site if isinstance(task_site, str) else site_of(task_site, journal.root)
-
-            def perform() -> TaskResult:
-                paths, warnings = list_command(command)
-                if not warnings:
-                    return TaskResult("\n".join(paths))
-                error = TaskError("TASK_FAILURE", warnings[0], reason="execution_halted")
-                return TaskResult("", status=FAILED, notes={"warnings": warnings}, error=error)
-
-            request = fingerprint("file_paths", command)
-            result = journal.record("script", command, f"{base}/file_paths", request, perform)
-            return result.content.splitlines(), list(result.notes.get("warnings", ()))
-
-        return journaled
-
     def seed_spending(self, spent_usd: float) -> None:
         """Start the budget from what a resumed run had already spent."""
         self.budget.seed(spent_usd)
@@ -268,81 +246,22 @@ class TaskSystem:
             return self._services
         with self._making_services:  # pmap's first calls arrive together: make them once
             if self._services is None:
-                self._services = self._make_services()
+                self._services = make_handler_services(self, self._mock, self._warn)
         return self._services
-
-    def _read_mock_script(self) -> Any:
-        """The --mock-responses script, read before the program runs so that one holding no
-        replies is a usage error; a file that cannot be read or used is the error the first
-        mock call raises (a program that makes none never needs it)."""
-        if not self.settings.mock_responses:
-            return None
-        from ..handler.replay import MockScript
-
-        try:
-            return MockScript.from_file(self.settings.mock_responses, self._warn)
-        except ServiceError as err:
-            return err
-
-    def _make_services(self) -> Any:
-        from ..handler.contract import HandlerServices
-        from ..handler.replay import Cassette, MockScript
-
-        settings = self.settings
-        if isinstance(self._mock, SexpError):
-            raise self._mock
-        mock = self._mock or MockScript()
-        cassette = None
-        if settings.record:
-            cassette = Cassette(settings.record, "record")
-        elif settings.replay:
-            cassette = Cassette(settings.replay, "replay")
-        return HandlerServices(
-            mock=mock,
-            cassette=cassette,
-            ask_user=lambda question: _ask_user(question, self.err),
-            warn=self._warn,
-            spawn_subtask=self.spawn_subtask,
-            record_tool=self.record_tool,
-            record_turn=self.record_turn,
-            budget=self.budget,
-        )
 
     def record_turn(
         self, model: str, messages: list[dict[str, Any]], schemas: Any, send: Callable[[], Any]
     ) -> Any:
-        """A model call of a recorded task, journaled as a turn under the task's step: resumed, a
-        task killed mid-conversation re-sends none of its completed turns. A reused turn cost
-        nothing this time; its tokens stay on the task, not the turn, so nothing is counted twice."""
-        from dataclasses import asdict, replace
-
-        parent = run_context().step
-        if self.journal is None or parent is None:
+        """A model call of a task: send, or a journaled turn when the run is recorded."""
+        if self.journal is None:
             return send()
-        from ..handler.llm import ModelReply
-
-        request = fingerprint(model, messages, schemas)
-        sent: list[Any] = []
-
-        def perform() -> TaskResult:
-            sent.append(send())
-            return TaskResult(sent[0].content, notes={"reply": asdict(sent[0])})
-
-        step = self.journal.record("turn", model, f"{parent}/turn", request, perform)
-        if sent:
-            return sent[0]
-        return replace(ModelReply(**step.notes["reply"]), cost_usd=0.0, latency_ms=0.0)
+        return journaled_turn(self.journal, model, messages, schemas, send)
 
     def record_tool(self, name: str, arguments: dict[str, Any], run: Callable[[], str]) -> str:
-        """A model's tool call, journaled as a step under its task's step when the run is recorded."""
+        """A model's tool call: run, or a journaled step when the run is recorded."""
         if self.journal is None:
             return run()
-        site = f"{run_context().step or '?'}/tool:{name}"
-        path = arguments.get("path")
-        stamps = file_stamps((path,), Path(self.settings.workspace)) if isinstance(path, str) else []
-        request = fingerprint(name, arguments, stamps)
-        step = self.journal.record("tool", name, site, request, lambda: TaskResult(run()))
-        return step.content
+        return journaled_tool(self.journal, Path(self.settings.workspace), name, arguments, run)
 
     # Subtasks ---------------------------------------------------------------------------------
     def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
@@ -402,10 +321,3 @@ def _subtask_failure(message: str, request: dict[str, Any], depth: int) -> TaskR
             details={"request": request, "error": message, "depth": depth},
         ),
     )
-
-
-def _ask_user(question: str, err: TextIO) -> str:
-    """The ask_user tool on a terminal: the question on the runtime's stderr, the answer from stdin."""
-    err.write(f"{question}\n> ")
-    err.flush()
-    return sys.stdin.readline().rstrip("\n")

@@ -1,0 +1,60 @@
+"""What the task system hands every Handler of a run (HandlerServices): the mock script, the
+cassette, the user for ask_user, warnings, and its hooks for subtasks, tool calls, model turns
+and the cost budget."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+from ..config import Settings
+from ..errors import ServiceError
+from ..handler.contract import HandlerServices
+from ..handler.replay import Cassette, MockScript
+
+if TYPE_CHECKING:
+    from .runner import TaskSystem
+
+
+def read_mock_script(settings: Settings, warn: Callable[[str], None]) -> MockScript | ServiceError | None:
+    """The --mock-responses script, read before the program runs so that one holding no
+    replies is a usage error; a file that cannot be read or used is the error the first
+    mock call raises (a program that makes none never needs it)."""
+    if not settings.mock_responses:
+        return None
+    try:
+        return MockScript.from_file(settings.mock_responses, warn)
+    except ServiceError as err:
+        return err
+
+
+def make_handler_services(
+    system: TaskSystem, mock: MockScript | ServiceError | None, warn: Callable[[str], None]
+) -> HandlerServices:
+    """The run's services, with the mock script read_mock_script gave (raised if it was an error)."""
+    settings = system.settings
+    if isinstance(mock, ServiceError):
+        raise mock
+    cassette = None
+    if settings.record:
+        cassette = Cassette(settings.record, "record")
+    elif settings.replay:
+        cassette = Cassette(settings.replay, "replay")
+    return HandlerServices(
+        mock=mock or MockScript(),
+        cassette=cassette,
+        ask_user=lambda question: ask_user(question, system.err),
+        warn=warn,
+        spawn_subtask=system.spawn_subtask,
+        record_tool=system.record_tool,
+        record_turn=system.record_turn,
+        budget=system.budget,
+    )
+
+
+def ask_user(question: str, err: TextIO) -> str:
+    """The ask_user tool on a terminal: the question on the runtime's stderr, the answer from stdin."""
+    err.write(f"{question}\n> ")
+    err.flush()
+    return sys.stdin.readline().rstrip("\n")
