@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..lang.values import CALL_SITE, NamedProcedure, Value
-from ..lang.values import passed_arguments as passed_arguments  # where pmap takes it from
 from ..results import FAILED, TaskError, TaskResult
 from ..syntax.nodes import Keyword
 from .inputs import InputError, mixed_arguments, prepare_inputs, too_many_arguments

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...results import TaskResult
 from ...syntax.nodes import Keyword, Symbol
 from ..values import Procedure
 from . import primitive
@@ -81,8 +80,3 @@ def is_procedure(x: Any) -> bool:
     """True for closures, primitives and tasks."""
     return isinstance(x, Procedure)
 
-
-@primitive("task-result?", signature="(task-result? x)")
-def is_task_result(x: Any) -> bool:
-    """True for the TaskResult of a task or script."""
-    return isinstance(x, TaskResult)
