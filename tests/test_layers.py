@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -107,3 +108,30 @@ def test_one_registration_teaches_the_compiler_the_checker_and_scope_analysis(
     assert len(messages) == 2, messages
     assert messages[0].startswith("unknown procedure 'no-such-procedure'")
     assert messages[1].startswith("unknown procedure 'z'")
+
+
+# The only imports the language core makes inside functions: libraries whose import is measured to
+# cost start-up time that most programs need not pay (each says so where it is imported).
+CORE_LAZY_IMPORTS = {
+    ("syntax/tables.py", "lark"),
+    ("syntax/tables.py", "lark.parsers.lalr_analysis"),
+    ("lang/primitives/text.py", "regex"),
+    ("lang/suggest.py", "difflib"),
+    ("lang/deepstack.py", "ctypes"),
+}
+
+
+def test_the_language_core_imports_at_module_level_but_for_measured_start_up_savings() -> None:
+    package = ROOT / "sexp_tasks"
+    found = set()
+    for path in [*package.glob("syntax/**/*.py"), *package.glob("lang/**/*.py")]:
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    found |= {(path.relative_to(package).as_posix(), alias.name) for alias in node.names}
+                elif isinstance(node, ast.ImportFrom):
+                    module = "." * node.level + (node.module or "")
+                    found.add((path.relative_to(package).as_posix(), module))
+    assert found == CORE_LAZY_IMPORTS
