@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -33,6 +34,8 @@ ABOVE_THE_CORE = (
     "sexp_tasks.cli",
     "sexp_tasks.runtime",
 )
+# The task system's values: the core knows them only as ExtensionValues (lang/values.py).
+TASK_RESULTS = ("sexp_tasks.results",)
 
 PROGRAMS = {
     "(define (f x) (* x 2)) (map f (list 1 2 3))": "(2 4 6)",
@@ -60,7 +63,7 @@ print(json.dumps({"shown": shown, "loaded": loaded}))
 
 def test_the_language_core_runs_programs_without_the_task_system() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, json.dumps(list(PROGRAMS)), json.dumps(ABOVE_THE_CORE)],
+        [sys.executable, "-c", SCRIPT, json.dumps(list(PROGRAMS)), json.dumps(ABOVE_THE_CORE + TASK_RESULTS)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -105,3 +108,30 @@ def test_one_registration_teaches_the_compiler_the_checker_and_scope_analysis(
     assert len(messages) == 2, messages
     assert messages[0].startswith("unknown procedure 'no-such-procedure'")
     assert messages[1].startswith("unknown procedure 'z'")
+
+
+# The only imports the language core makes inside functions: libraries whose import is measured to
+# cost start-up time that most programs need not pay (each says so where it is imported).
+CORE_LAZY_IMPORTS = {
+    ("syntax/tables.py", "lark"),
+    ("syntax/tables.py", "lark.parsers.lalr_analysis"),
+    ("lang/primitives/text.py", "regex"),
+    ("lang/suggest.py", "difflib"),
+    ("lang/deepstack.py", "ctypes"),
+}
+
+
+def test_the_language_core_imports_at_module_level_but_for_measured_start_up_savings() -> None:
+    package = ROOT / "sexp_tasks"
+    found = set()
+    for path in [*package.glob("syntax/**/*.py"), *package.glob("lang/**/*.py")]:
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    found |= {(path.relative_to(package).as_posix(), alias.name) for alias in node.names}
+                elif isinstance(node, ast.ImportFrom):
+                    module = "." * node.level + (node.module or "")
+                    found.add((path.relative_to(package).as_posix(), module))
+    assert found == CORE_LAZY_IMPORTS

@@ -1,9 +1,9 @@
-"""Calling procedures: the trampoline that runs tail calls in constant stack, and `apply`.
+"""Calling procedures: closures, the trampoline that runs their tail calls in constant stack, and `apply`.
 
 Closures run through `invoke`; a call in tail position returns a TailCall instead, which the
 enclosing call runs in its loop. Primitives are called directly, higher-order primitives get
 the caller's depth first, and anything else that is a Procedure (a task, say) goes through its
-`apply`. Call sites themselves are generated in callsite.py.
+`apply_at`. Call sites themselves are generated in callsite.py.
 
 Depth: every frame records how deeply nested in non-tail calls its code runs (frame[1]), so a
 callee runs at its caller's depth + 1 and a tail callee at its caller's own depth.
@@ -11,19 +11,49 @@ callee runs at its caller's depth + 1 and a tail callee at its caller's own dept
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, final
+
 from ..errors import ArityError, RecursionDepthError, SexpError, TypeError_, ValueError_
 from ..syntax.source import Span
 from .printer import to_repr
-from .values import (
-    CALL_SITE,
-    Closure,
-    HigherOrderPrimitive,
-    Primitive,
-    Procedure,
-    TailCall,
-    Value,
-    type_name,
-)
+from .values import CALL_SITE, Frame, HigherOrderPrimitive, Primitive, Procedure, Value, type_name
+
+if TYPE_CHECKING:
+    from .lambda_list import LambdaList
+
+# A closure's compiled body: like Code, but its calls in tail position give TailCalls.
+Body = Callable[[Frame], "Value | TailCall"]
+
+
+class Closure(Procedure):
+    """A lambda with the frame it closed over; its lambda list builds its call frame from arguments."""
+
+    __slots__ = ("name", "env", "lambda_list", "body", "span")
+
+    def __init__(
+        self, name: str, env: Frame | None, lambda_list: LambdaList, body: Body, span: Span | None
+    ) -> None:
+        self.name = name
+        self.env = env
+        self.lambda_list = lambda_list
+        self.body = body
+        self.span = span
+
+    def apply(self, args: list[Value], depth: int) -> Value:
+        return invoke(self, args, depth + 1)
+
+    def __repr__(self) -> str:
+        return f"#<procedure {self.name}>"
+
+
+@final
+class TailCall(tuple[Closure, list[Value], "Span | None"]):
+    """What a call in tail position returns, `TailCall((closure, args, span))`; the caller's
+    trampoline (run_tail_calls) makes the call. A tuple because one is made per tail call and
+    tuple construction runs in C."""
+
+    __slots__ = ()
 
 
 def invoke(closure: Closure, args: list[Value], depth: int) -> Value:

@@ -18,12 +18,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..errors import SexpError
 from ..syntax.source import Span
-from .calls import apply_other, invoke, nested_too_deeply, primitive_failure, run_tail_calls
-from .values import Closure, Code, Primitive, TailCall, Value
+from .calls import (
+    Closure,
+    TailCall,
+    apply_other,
+    invoke,
+    nested_too_deeply,
+    primitive_failure,
+    run_tail_calls,
+)
+from .values import Code, Frame, Primitive, Value
 
 INLINE_BINARY = {"+": "+", "-": "-", "*": "*", "<": "<", ">": ">", "<=": "<=", ">=": ">=", "=": "=="}
 Missing = Callable[[str, Span | None], Value]
@@ -206,7 +214,7 @@ def _looping_call(
         if operand.kind != "const"
     ]
 
-    def call(env: list[Any]) -> Value:
+    def call(env: Frame) -> Value | TailCall:
         fn = operator_code(env)
         args = template.copy()
         for i, code in fills:
@@ -229,13 +237,14 @@ def _looping_call(
                 raise primitive_failure(fn, args, exc, span) from exc
         return apply_other(fn, args, span, env[1])
 
-    return call
+    return cast(Code, call)  # it gives TailCalls only in tail position, as Code may (values.Code)
 
 
 def make_fetch(operand: Operand, span: Span | None, missing: Missing, table: dict[str, Value]) -> Code:
     """Code giving operand's value, as a call site at span gets it."""
     if operand.kind == "code":
-        return operand.value  # type: ignore[no-any-return]
+        code: Code = operand.value
+        return code
     src = _Source()
     src.fetch("r", operand)
     src.lines.append("return r")

@@ -16,13 +16,13 @@ from typing import Protocol
 
 from ..errors import ArityError, FormError, NameError_, SexpError
 from ..syntax.nodes import FunctionCallNode, Keyword, ListNode, Node, Symbol
-from .calls import expected_count
+from .calls import Closure, expected_count
 from .compiler import Compiler
 from .forms import SPECIAL_FORMS, global_definitions, local_definitions
 from .lambda_list import ParsedParams, parse_params
 from .prelude import LazyDefinitions
 from .suggest import did_you_mean
-from .values import Closure, Primitive, Value
+from .values import Primitive, Value
 
 # A check of calls by the name they call: (checker, call, the local names in scope).
 CallCheck = Callable[["Checker", FunctionCallNode, frozenset[str]], None]
@@ -116,7 +116,7 @@ class Checker:
     def function(self, params_node: Node, body: Sequence[Node], local: frozenset[str], form: str) -> None:
         """A lambda's defaults and body, with its parameters and local definitions in scope."""
         try:
-            params = parse_params(params_node, form, params_node.span)  # type: ignore[union-attr]
+            params = parse_params(params_node, form, params_node.span)
         except FormError:
             return  # the compiler reports it
         defaults = [d for _, d in [*params.optional, *params.keys] if d is not None]

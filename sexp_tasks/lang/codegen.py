@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..errors import NameError_
 from ..syntax.nodes import Symbol
-from .values import UNBOUND, Code, Value
+from .values import UNBOUND, Code, Frame, Unbound, Value
 
 
 def constant(value: Value) -> Code:
@@ -14,7 +12,7 @@ def constant(value: Value) -> Code:
     return lambda env: value
 
 
-def frame_at(env: list[Any], depth: int) -> list[Any]:
+def frame_at(env: Frame, depth: int) -> Frame:
     """The frame `depth` links up the chain."""
     for _ in range(depth):
         env = env[0]
@@ -25,8 +23,8 @@ def checked_reference(depth: int, slot: int, node: Symbol) -> Code:
     """A read of a slot that `define` fills later: reading it before then is an error."""
     name, span = node.name, node.span
 
-    def reference(env: list[Any]) -> Value:
-        value = frame_at(env, depth)[slot]
+    def reference(env: Frame) -> Value:
+        value: Value | Unbound = frame_at(env, depth)[slot]
         if value is UNBOUND:
             raise NameError_(f"'{name}' is used before its definition has run", span)
         return value
@@ -43,7 +41,7 @@ def sequence(codes: list[Code]) -> Code:
     if len(codes) == 2:
         first, second = codes
 
-        def run2(env: list[Any]) -> Value:
+        def run2(env: Frame) -> Value:
             first(env)
             return second(env)
 
@@ -51,7 +49,7 @@ def sequence(codes: list[Code]) -> Code:
     if len(codes) == 3:
         c1, c2, c3 = codes
 
-        def run3(env: list[Any]) -> Value:
+        def run3(env: Frame) -> Value:
             c1(env)
             c2(env)
             return c3(env)
@@ -59,7 +57,7 @@ def sequence(codes: list[Code]) -> Code:
         return run3
     body, last = codes[:-1], codes[-1]
 
-    def run(env: list[Any]) -> Value:
+    def run(env: Frame) -> Value:
         for code in body:
             code(env)
         return last(env)

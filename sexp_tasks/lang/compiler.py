@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..errors import SexpError
 from ..syntax.nodes import DictNode, FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol
@@ -26,9 +26,11 @@ from .dynamic import DYNAMIC_VARIABLES, binding
 from .environment import GlobalEnvironment, Scope
 from .forms import SPECIAL_FORMS
 from .quoting import dict_key
-from .values import UNBOUND, Code, NamedProcedure, Value
+from .values import UNBOUND, Code, Frame, NamedProcedure, Value
 
 T = TypeVar("T")
+# What _shared_compilations keeps: id(node) -> (node, scope, tail, the operand compiled for them).
+SharedCompilations = dict[int, tuple[Node, "Scope | None", bool, Operand]]
 
 
 class Compiler:
@@ -55,15 +57,17 @@ class Compiler:
 
     def compile(self, node: Node, scope: Scope | None, tail: bool = False) -> Code:
         """Compile one expression; `tail` says whether its value is the enclosing lambda's."""
-        kind = type(node)
-        if kind is Symbol:
-            return self.compile_reference(node, scope)  # type: ignore[arg-type]
-        if kind is Literal:
-            return constant(node.value)  # type: ignore[union-attr]
-        if kind is Keyword:
+        if type(node) is Symbol:
+            return self.compile_reference(node, scope)
+        if type(node) is Literal:
+            return constant(node.value)
+        if type(node) is Keyword:
             return constant(node)
         operand = self.compile_operand(node, scope, tail)  # a call, list or dict: code or int_op
-        return operand.fallback if operand.kind == "int_op" else operand.value  # type: ignore[return-value]
+        if operand.kind == "int_op" and operand.fallback is not None:
+            return operand.fallback
+        code: Code = operand.value
+        return code
 
     def compile_body(self, nodes: Sequence[Node], scope: Scope | None, tail: bool) -> Code:
         """Compile a sequence: every value but the last is discarded; empty gives nil."""
@@ -78,25 +82,24 @@ class Compiler:
         all come from one compilation of its arguments, so compile time is linear in the size
         of the program.
         """
-        kind = type(node)
-        if kind is Literal:
-            return Operand("const", node.value)  # type: ignore[union-attr]
-        if kind is Keyword:
+        if type(node) is Literal:
+            return Operand("const", node.value)
+        if type(node) is Keyword:
             return Operand("const", node)
-        if kind is Symbol:
-            return self._variable(node, scope)  # type: ignore[arg-type]
-        shared = getattr(self._sharing, "table", None)
+        if type(node) is Symbol:
+            return self._variable(node, scope)
+        shared: SharedCompilations | None = getattr(self._sharing, "table", None)
         if shared is not None:
             found = shared.get(id(node))
             if found is not None and found[0] is node and found[1] is scope and found[2] is tail:
-                return found[3]  # type: ignore[no-any-return]
+                return found[3]
         try:
-            if kind is FunctionCallNode:
-                operand = self._compile_call(node, scope, tail)  # type: ignore[arg-type]
-            elif kind is ListNode:
-                operand = Operand("code", self._compile_list(node, scope, tail))  # type: ignore[arg-type]
-            elif kind is DictNode:
-                operand = Operand("code", self._compile_dict(node, scope))  # type: ignore[arg-type]
+            if type(node) is FunctionCallNode:
+                operand = self._compile_call(node, scope, tail)
+            elif type(node) is ListNode:
+                operand = Operand("code", self._compile_list(node, scope, tail))
+            elif type(node) is DictNode:
+                operand = Operand("code", self._compile_dict(node, scope))
             else:
                 raise TypeError(f"cannot compile {node!r}")
         except RecursionError:
@@ -177,11 +180,12 @@ class Compiler:
             tail,
         )
         operator = self.compile(node.head, scope)
-        names = [a.value.head.name for a in node.arguments]  # type: ignore[union-attr]
-        codes = [self.compile(a.value.args[0], scope) for a in node.arguments]  # type: ignore[union-attr]
+        pairs = [a.value for a in node.arguments if type(a.value) is FunctionCallNode]  # all are
+        names = [pair.head.name for pair in pairs]
+        codes = [self.compile(pair.args[0], scope) for pair in pairs]
         span = node.span
 
-        def pair_or_call(env: list[Any]) -> Value:
+        def pair_or_call(env: Frame) -> Value:
             fn = operator(env)
             if isinstance(fn, NamedProcedure) and fn.accepts_pairs(names):
                 try:
@@ -250,7 +254,7 @@ class Compiler:
         table = self.globals.values
         missing = self.globals.missing
 
-        def reference(env: list[Any]) -> Value:
+        def reference(env: Frame) -> Value:
             try:
                 return table[name]
             except KeyError:
@@ -259,7 +263,7 @@ class Compiler:
         if name not in DYNAMIC_VARIABLES:
             return reference
 
-        def dynamic_reference(env: list[Any]) -> Value:
+        def dynamic_reference(env: Frame) -> Value:
             value = binding(name)
             return reference(env) if value is UNBOUND else value
 
@@ -278,7 +282,7 @@ class Compiler:
             for i in range(0, len(node.items), 2)
         ]
 
-        def make_dict(env: list[Any]) -> Value:
+        def make_dict(env: Frame) -> Value:
             result: dict[str, Value] = {}
             for key_code, value_code, span in pairs:
                 try:
@@ -294,6 +298,6 @@ class Compiler:
 def _looks_like_pairs(node: FunctionCallNode) -> bool:
     """Every argument is a two-element list headed by a symbol: `(param expr)`."""
     return bool(node.arguments) and all(
-        type(a.value) is FunctionCallNode and len(a.value.arguments) == 1  # type: ignore[union-attr]
+        type(a.value) is FunctionCallNode and len(a.value.arguments) == 1
         for a in node.arguments
     )

@@ -12,12 +12,11 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-from .values import UNBOUND  # what a dynamic variable holds outside every binding
+from .values import UNBOUND, Unbound, Value  # UNBOUND: what one holds outside every binding
 
 # name -> its binding; the compiler reads these names here rather than in the global table
-DYNAMIC_VARIABLES: dict[str, contextvars.ContextVar[Any]] = {}
+DYNAMIC_VARIABLES: dict[str, contextvars.ContextVar[Value | Unbound]] = {}
 
 
 def dynamic_variable(name: str) -> str:
@@ -27,7 +26,7 @@ def dynamic_variable(name: str) -> str:
 
 
 @contextmanager
-def bound(name: str, value: Any) -> Iterator[None]:
+def bound(name: str, value: Value) -> Iterator[None]:
     """name bound to value in this context for the duration; the previous binding (or none) after."""
     variable = DYNAMIC_VARIABLES[name]
     token = variable.set(value)
@@ -37,13 +36,13 @@ def bound(name: str, value: Any) -> Iterator[None]:
         variable.reset(token)
 
 
-def binding(name: str) -> Any:
+def binding(name: str) -> Value | Unbound:
     """name's value in this context, or UNBOUND outside every binding (or when not dynamic)."""
     variable = DYNAMIC_VARIABLES.get(name)
     return UNBOUND if variable is None else variable.get()
 
 
-def rebind(name: str, value: Any) -> bool:
+def rebind(name: str, value: Value) -> bool:
     """`set!` of a dynamic variable: change the innermost binding; False when none is in force."""
     variable = DYNAMIC_VARIABLES.get(name)
     if variable is None or variable.get() is UNBOUND:

@@ -9,9 +9,9 @@ compiler resolves every local name to (depth, slot) once, so running code never 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from ..errors import FormError, NameError_
+from ..syntax.nodes import Node
 from ..syntax.source import Span
 from .suggest import did_you_mean
 from .values import Value
@@ -30,7 +30,7 @@ class GlobalEnvironment:
         self.values: dict[str, Value] = {}
         self.resolvers: list[Resolver] = []
         self.name_sources: list[Callable[[], Iterable[str]]] = []  # names resolvers could give
-        self.pending: dict[str, Any] = {}  # library definitions not compiled yet (prelude.py)
+        self.pending: dict[str, Node] = {}  # library definitions not compiled yet (prelude.py)
         self.reserved: Iterable[str] = ()  # special-form names, for suggestions
 
     def define(self, name: str, value: Value) -> None:

@@ -6,8 +6,6 @@ root, runtime.py, builds the same parts and installs the task system in them.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..config import Settings
 from ..resources import data_dir
 from ..syntax.reader import read
@@ -17,14 +15,16 @@ from .environment import TOP_FRAME, GlobalEnvironment
 from .forms import SPECIAL_FORMS
 from .prelude import LazyDefinitions
 from .primitives import install_primitives
+from .services import Services
 from .values import Value
 
 
 class Interpreter:
     """A session of the core language: definitions persist across `run_source` calls."""
 
-    def __init__(self, ctx: Any = None, recursion_limit: int | None = None) -> None:
-        """ctx: what primitives that need the runtime (print, read-file, load) are given."""
+    def __init__(self, ctx: Services | None = None, recursion_limit: int | None = None) -> None:
+        """ctx: what primitives that need the runtime (print, read-file, load) are given; without
+        one, a call of those fails."""
         limit = Settings().recursion_limit if recursion_limit is None else recursion_limit
         self.globals = GlobalEnvironment()
         self.globals.reserved = tuple(SPECIAL_FORMS)

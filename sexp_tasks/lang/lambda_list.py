@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import ArityError, FormError
 from ..syntax.nodes import FunctionCallNode, Keyword, ListNode, Node, Symbol, elements
 from ..syntax.source import Span
-from .calls import expected_count
+from .calls import Closure, expected_count
 from .environment import FIRST_SLOT
 from .printer import to_repr
-from .values import UNBOUND, Closure, Code, Value
+from .quoting import datum
+from .values import UNBOUND, Code, Frame, Unbound, Value
 
 _MARKERS = ("&optional", "&rest", "&key")
 
@@ -85,12 +85,10 @@ def _param(item: Node, mode: str, form: str, span: Span | None) -> tuple[str, No
 
 
 def _show(node: Node) -> str:
-    from .quoting import datum
-
     return to_repr(datum(node))
 
 
-Binder = Callable[[Closure, list[Value], int], list[Any]]
+Binder = Callable[[Closure, list[Value], int], Frame]
 
 
 class LambdaList:
@@ -107,9 +105,9 @@ class LambdaList:
         self.bind: Binder = self._unfinished
         # For all-required lambda lists, call sites build the frame: [env, depth, *args, *padding].
         self.count = -1
-        self.padding: tuple[Any, ...] = ()
+        self.padding: tuple[Unbound, ...] = ()
 
-    def _unfinished(self, closure: Closure, args: list[Value], depth: int) -> list[Any]:
+    def _unfinished(self, closure: Closure, args: list[Value], depth: int) -> Frame:
         raise AssertionError("LambdaList used before finish()")
 
     def finish(self, frame_size: int) -> None:
@@ -127,16 +125,16 @@ class LambdaList:
         name = self.name
         padding = [UNBOUND] * extra
 
-        def bind(closure: Closure, args: list[Value], depth: int) -> list[Any]:
+        def bind(closure: Closure, args: list[Value], depth: int) -> Frame:
             if len(args) != count:
                 raise ArityError(f"{name}: {expected_count(count, count)}, got {len(args)}")
             return [closure.env, depth, *args, *padding]
 
         return bind
 
-    def _general_bind(self, closure: Closure, args: list[Value], depth: int) -> list[Any]:
+    def _general_bind(self, closure: Closure, args: list[Value], depth: int) -> Frame:
         p = self.params
-        frame: list[Any] = [closure.env, depth] + [UNBOUND] * self.frame_size
+        frame: Frame = [closure.env, depth] + [UNBOUND] * self.frame_size
         n, i, slot = len(args), 0, FIRST_SLOT
         if n < len(p.required):
             raise ArityError(f"{self.name}: {self._expected()}, got {n}")
@@ -145,7 +143,7 @@ class LambdaList:
             i, slot = i + 1, slot + 1
         key_names = {k for k, _ in p.keys}
         for opt_name, _ in p.optional:
-            given = i < n and not (isinstance(args[i], Keyword) and args[i].name in key_names)
+            given = i < n and not (isinstance(arg := args[i], Keyword) and arg.name in key_names)
             frame[slot] = args[i] if given else self._default(opt_name, frame)
             i += given
             slot += 1
@@ -159,7 +157,7 @@ class LambdaList:
             raise ArityError(f"{self.name}: {self._expected()}, got {n}")
         return frame
 
-    def _bind_keys(self, frame: list[Any], first_slot: int, remaining: list[Value]) -> None:
+    def _bind_keys(self, frame: Frame, first_slot: int, remaining: list[Value]) -> None:
         p = self.params
         given: dict[str, Value] = {}
         for j in range(0, len(remaining), 2):
@@ -180,7 +178,7 @@ class LambdaList:
             slot = first_slot + offset
             frame[slot] = given[key_name] if key_name in given else self._default(key_name, frame)
 
-    def _default(self, name: str, frame: list[Any]) -> Value:
+    def _default(self, name: str, frame: Frame) -> Value:
         code = self.defaults.get(name)
         return None if code is None else code(frame)
 

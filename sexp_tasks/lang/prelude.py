@@ -43,10 +43,11 @@ class LazyDefinitions:
             self._pending[name] = form
             if span is not None:
                 starts.append((span.line, span.column, name))
-        if forms and getattr(forms[0], "span", None) is not None:
+        first = forms[0].span if forms else None
+        if first is not None:
             # Errors raised in this file are shown at the program's call (SexpError.at).
             label = f"{path.parent.name}/{path.name}"
-            forms[0].span.source.library = LibraryFile(label, tuple(starts))  # type: ignore[union-attr]
+            first.source.library = LibraryFile(label, tuple(starts))
 
     @property
     def names(self) -> list[str]:

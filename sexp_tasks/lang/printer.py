@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
+from ..errors import ValueError_
 from ..syntax.nodes import Keyword, Symbol
 from .values import Procedure, Value
 
@@ -77,11 +79,7 @@ def to_json_value(value: Value) -> Any:
 
 def to_json(value: Value, indent: int | None = None) -> str:
     """JSON text for a value."""
-    import json  # not needed by programs that never write JSON
-
     try:
         return json.dumps(to_json_value(value), ensure_ascii=False, indent=indent, allow_nan=False)
     except ValueError:  # inf or nan: JSON has no way to write them
-        from ..errors import ValueError_
-
         raise ValueError_("json: infinity and NaN have no JSON form") from None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from ..errors import TypeError_
 from ..syntax.nodes import DictNode, FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol
+from .printer import to_repr
 from .values import Value
 
 
@@ -30,7 +32,4 @@ def dict_key(key: Value) -> str:
         return key.name
     if isinstance(key, (int, float)) and not isinstance(key, bool):
         return repr(key)
-    from ..errors import TypeError_
-    from .printer import to_repr
-
     raise TypeError_(f"dict keys must be strings, keywords or symbols, got {to_repr(key)}")

@@ -115,7 +115,7 @@ OTHER_LANGUAGES = {
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """'; did you mean 'x' or 'y'?' naming up to three close candidates (never name itself), or ''."""
-    import difflib  # only on error paths
+    import difflib  # lazy: ~0.7 ms of start-up, and only error messages need it
 
     others = set(candidates)
     others.discard(name)

@@ -1,7 +1,10 @@
-"""Runtime values beyond Python's own: procedures, tail calls, and the helpers every stage uses.
+"""Runtime values: what programs compute with, the procedures they call, and helpers every stage uses.
 
-Values are plain Python where possible: int, float, str, bool, None (nil), list, dict.
-Symbols and keywords are the reader's nodes (code is data).
+Values are plain Python where possible: int, float, str, bool, None (nil), list, dict (string
+keys). Symbols and keywords are the reader's nodes (code is data). Procedures are Procedure
+objects: primitives here, closures beside the trampoline that runs them (calls.py), tasks in the
+task system. A part of the system installed in the language (the task system) adds values of its
+own, such as a task's result: they are ExtensionValues.
 """
 
 from __future__ import annotations
@@ -10,27 +13,24 @@ import json
 import re
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from typing import Any, Protocol, TypeAlias
 
 from ..syntax.nodes import Keyword, Symbol
-
-if TYPE_CHECKING:
-    from ..syntax.source import Span
-
-Value = Any
-Code = Callable[[list[Any]], Value]  # a compiled expression: frame -> value
+from ..syntax.source import Span
 
 
-class _Unbound:
-    """The marker in a frame slot declared by `define` that has not run yet."""
+class Unbound(Enum):
+    """The marker in a frame slot declared by `define` that has not run yet, and the value of a
+    dynamic variable outside every binding. An enum so that `x is UNBOUND` narrows types."""
 
-    __slots__ = ()
+    UNBOUND = "unbound"
 
     def __repr__(self) -> str:
         return "<unbound>"
 
 
-UNBOUND = _Unbound()
+UNBOUND = Unbound.UNBOUND
 
 
 # Where the higher-order primitive now running (map, pmap, reduce ...) was called from: the
@@ -38,8 +38,29 @@ UNBOUND = _Unbound()
 CALL_SITE: ContextVar[Span | None] = ContextVar("sexp_call_site", default=None)
 
 
+class ExtensionValue(Protocol):
+    """A value another part of the system adds to the language (the task system's TaskResult):
+    what the core asks of it, for printing, JSON and get-field."""
+
+    def to_sexp(self) -> str:
+        """The printer's form."""
+        ...
+
+    def to_json(self) -> object:
+        """Its JSON data."""
+        ...
+
+    def get_field(self, name: str) -> Value:
+        """The field `(get-field x name)` reads; nil when it has none."""
+        ...
+
+
 class Procedure:
-    """Anything a program can call: closures, primitives and (later) tasks."""
+    """Anything a program can call: closures, primitives and tasks.
+
+    Programs call procedures through calls.apply_procedure, which runs closures and primitives
+    itself and any other kind of procedure (a task) through its `apply_at`.
+    """
 
     __slots__ = ()
     name: str
@@ -48,9 +69,22 @@ class Procedure:
         """Call with already evaluated arguments, from code running at call depth `depth`."""
         raise NotImplementedError
 
-    def apply_at(self, args: list[Value], depth: int, span: Any) -> Value:
+    def apply_at(self, args: list[Value], depth: int, span: Span | None) -> Value:
         """apply, told where the call is (tasks journal their steps by call site)."""
         return self.apply(args, depth)
+
+
+# Everything a program can compute with. Dict keys are always strings (quoting.dict_key).
+Value: TypeAlias = (
+    None | bool | int | float | str | Symbol | Keyword | list["Value"] | dict[str, "Value"] | Procedure
+    | ExtensionValue
+)
+# A local frame at run time (environment.py): the enclosing frame (None at the top), the call
+# depth, then the values of the frame's names, UNBOUND until `define` has run.
+Frame = list[Any]
+# A compiled expression: frame -> value. Code compiled in tail position may give a
+# calls.TailCall instead, seen only by the trampoline of the closure it is the body of (calls.Body).
+Code = Callable[[Frame], Value]
 
 
 class Primitive(Procedure):
@@ -94,29 +128,6 @@ class HigherOrderPrimitive(Primitive):
         return self.fn(depth, *args)
 
 
-class Closure(Procedure):
-    """A lambda with the frame it closed over; `bind` builds its call frame from arguments."""
-
-    __slots__ = ("name", "env", "lambda_list", "body", "span")
-
-    def __init__(
-        self, name: str, env: list[Any] | None, lambda_list: Any, body: Code, span: Span | None
-    ) -> None:
-        self.name = name
-        self.env = env
-        self.lambda_list = lambda_list
-        self.body = body
-        self.span = span
-
-    def apply(self, args: list[Value], depth: int) -> Value:
-        from .calls import invoke
-
-        return invoke(self, args, depth + 1)
-
-    def __repr__(self) -> str:
-        return f"#<procedure {self.name}>"
-
-
 class NamedProcedure(Procedure):
     """A procedure whose parameters are named inputs (a task). A call may name them with pair
     syntax, `(name (param expr)...)`, and a higher-order primitive passes it only as many
@@ -128,7 +139,7 @@ class NamedProcedure(Procedure):
         """Whether `(name (p expr)...)` with these heads is pair syntax for this procedure."""
         raise NotImplementedError
 
-    def call_named(self, named: dict[str, Value], span: Any = None) -> Value:
+    def call_named(self, named: dict[str, Value], span: Span | None = None) -> Value:
         """Call with the arguments given by name, from the call at span."""
         raise NotImplementedError
 
@@ -143,14 +154,6 @@ def passed_arguments(fn: Value, args: list[Value]) -> list[Value]:
     if isinstance(fn, NamedProcedure):
         return fn.passed(args)
     return args
-
-
-class TailCall(tuple[Closure, list[Value], "Span | None"]):
-    """What a call in tail position returns, `TailCall((closure, args, span))`; the caller's
-    trampoline (calls.run_tail_calls) makes the call. A tuple because one is made per tail call
-    and tuple construction runs in C."""
-
-    __slots__ = ()
 
 
 def type_name(value: Value) -> str:

@@ -120,6 +120,8 @@ class LalrDriver:
             if code is _SHIFT or code is _OPEN:
                 states.append(state)
                 values.append(value)
+                # An op is a row of the tables, (code, state...): its states are ints. Not read into
+                # annotated locals, since this runs once per token.
                 if code is _SHIFT:
                     return op[1]  # type: ignore[no-any-return]
                 states.append(op[1])

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 from .source import Span
+
+# What a literal in the source can be: a number, a string, true, false or nil.
+Atom = bool | int | float | str | None
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -34,7 +36,7 @@ class Keyword:
 class Literal:
     """A number, string, boolean or nil written in the source."""
 
-    value: Any
+    value: Atom
     span: Span | None = field(default=None, compare=False, repr=False)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import ReadError
 from ..resources import data_dir
 from .lalr_driver import Action, LalrDriver, Tokens
-from .nodes import DictNode, Keyword, Literal, Node, Symbol, make_list
+from .nodes import Atom, DictNode, Keyword, Literal, Node, Symbol, make_list
 from .numerals import parse_number
 from .source import Source, Span
 from .tables import Terminal, load_tables
@@ -28,7 +28,7 @@ MAX_NESTING = 100_000
 _ESCAPE = re.compile(r"\\(u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)", re.S)
 _BOM = "\ufeff"
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
-_NAMED_ATOMS: dict[str, Any] = {"true": True, "false": False, "nil": None}
+_NAMED_ATOMS: dict[str, Atom] = {"true": True, "false": False, "nil": None}
 _PREFIX_NAMES = {
     "QUOTE": "quote",
     "QUASIQUOTE": "quasiquote",
@@ -63,7 +63,7 @@ def _classify(text: str) -> AtomClass:
 
 def _seq_add(children: list[Any]) -> list[Node]:
     children[0].append(children[1])
-    return children[0]  # type: ignore[no-any-return]
+    return children[0]  # type: ignore[no-any-return]  # the sequence so far: a list of nodes
 
 
 def _list(children: list[Any]) -> Node:
@@ -130,7 +130,9 @@ class _Lexer:
         line, line_start, next_newline = 1, 0, _find_newline(text, 0)
         depth = 0
         try:
-            for match in self._regex.finditer(text, self._skip.match(text).end()):  # type: ignore[union-attr]
+            skipped = self._skip.match(text)
+            assert skipped is not None  # the skip pattern matches anywhere, if only the empty string
+            for match in self._regex.finditer(text, skipped.end()):
                 kind = match.lastgroup
                 start = match.start()
                 if start > next_newline:
@@ -158,12 +160,12 @@ class _Lexer:
                     elif kind == "HASH_BOOL":
                         value = Literal(text[start : match.end(kind)] == "#t", span)
                     elif kind in _PREFIX_NAMES:
-                        value = Symbol(_PREFIX_NAMES[kind], span)  # type: ignore[index]
+                        value = Symbol(_PREFIX_NAMES[kind], span)
                     elif text[start] == '"':
                         raise ReadError("unterminated string (no closing '\"')", span).unfinished()
                     else:
                         raise ReadError(f"unexpected character {text[start]!r}", span)
-                add_kind(kind)  # type: ignore[arg-type]
+                add_kind(kind)
                 add_value(value)
         except ReadError as err:
             add_kind("_ERROR")
@@ -231,7 +233,8 @@ class Reader:
         if text.startswith(_BOM):
             text = text[1:]
         source = Source(origin, text)
-        return self._parser.parse(self._lexer.tokens(source), source)  # type: ignore[no-any-return]
+        forms: list[Node] = self._parser.parse(self._lexer.tokens(source), source)  # the start rule's value
+        return forms
 
 
 _shared: Reader | None = None

@@ -15,7 +15,8 @@ def unexpected_token(kind: str, value: Any, source: Source) -> ReadError:
     """The error for a token the grammar does not allow where it stands (a token's value as
     the lexer made it: see lalr_driver.Tokens)."""
     if kind == "_ERROR":
-        return value  # type: ignore[no-any-return]
+        error: ReadError = value  # the lexer's error token carries its ReadError
+        return error
     if kind == "$END":
         return _unclosed(source)
     if kind in ("RPAR", "RBRACE"):

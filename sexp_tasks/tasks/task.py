@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..lang.values import CALL_SITE, NamedProcedure, Value
-from ..lang.values import passed_arguments as passed_arguments  # where pmap takes it from
 from ..results import FAILED, TaskError, TaskResult
 from ..syntax.nodes import Keyword
 from .inputs import InputError, mixed_arguments, prepare_inputs, too_many_arguments
@@ -73,11 +72,9 @@ class Task(NamedProcedure):
         Called by map, pmap and the like, it has no position: the primitive's call site stands in."""
         if span is None:
             span = CALL_SITE.get()
-        named: dict[str, Value] = {}
-        if args and all(isinstance(a, Keyword) for a in args[::2]) and len(args) % 2 == 0:
-            for i in range(0, len(args), 2):
-                named[args[i].name] = args[i + 1]
-            return self.call_named(named, span)
+        keys = [a for a in args[::2] if isinstance(a, Keyword)]
+        if args and len(args) % 2 == 0 and len(keys) == len(args) // 2:  # every other one a keyword
+            return self.call_named({key.name: value for key, value in zip(keys, args[1::2])}, span)
         if any(isinstance(a, Keyword) for a in args):
             return input_failure(self.template, mixed_arguments(self.template))
         too_many = too_many_arguments(self.template, len(args))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import FormError, NameError_
 from ...syntax.nodes import FunctionCallNode, ListNode, Node, Symbol, elements, make_list
@@ -10,7 +10,7 @@ from ..codegen import frame_at
 from ..dynamic import rebind
 from ..environment import Scope
 from ..lambda_list import ParsedParams, parse_params
-from ..values import UNBOUND, Code, Value
+from ..values import UNBOUND, Code, Frame, Value
 from . import local_definitions, special_form, walk_after_name
 from .functions import compile_closure, is_lambda
 
@@ -66,7 +66,7 @@ def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     body_code = c.compile_body(body, inner, tail)
     padding = [UNBOUND] * (inner.size - len(names))
 
-    def run(env: list[Any]) -> Value:
+    def run(env: Frame) -> Value:
         frame = [env, env[1]]
         for init in inits:
             frame.append(init(env))
@@ -89,8 +89,8 @@ def compile_let_star(form: FunctionCallNode, scope: Scope | None, tail: bool, c:
         inner.declare(local)
     body_code = c.compile_body(body, inner, tail)
 
-    def run(env: list[Any]) -> Value:
-        frame: list[Any] = [env, env[1]] + [UNBOUND] * inner.size
+    def run(env: Frame) -> Value:
+        frame: Frame = [env, env[1]] + [UNBOUND] * inner.size
         for slot, code in steps:
             frame[slot] = code(frame)
         return body_code(frame)
@@ -126,8 +126,8 @@ def compile_define(form: FunctionCallNode, scope: Scope | None, tail: bool, c: C
     match args:
         case [Symbol() as target, expr]:
             value_code = (
-                compile_closure(c, expr.name, target.name, expr.args[0], expr.args[1:], scope, expr.span)  # type: ignore[union-attr]
-                if is_lambda(expr) and len(expr.args) >= 1  # type: ignore[union-attr]
+                compile_closure(c, expr.name, target.name, expr.args[0], expr.args[1:], scope, expr.span)
+                if is_lambda(expr) and len(expr.args) >= 1
                 else c.compile(expr, scope)
             )
             return store(target.name, value_code, scope, c, result=None)
@@ -146,7 +146,7 @@ def store(name: str, value_code: Code, scope: Scope | None, c: Compiler, result:
     if scope is None:
         table = c.globals.values
 
-        def store_global(env: list[Any]) -> Value:
+        def store_global(env: Frame) -> Value:
             value = value_code(env)
             table[name] = value
             return value if result is None else result
@@ -154,7 +154,7 @@ def store(name: str, value_code: Code, scope: Scope | None, c: Compiler, result:
         return store_global
     slot = scope.declare(name)
 
-    def store_local(env: list[Any]) -> Value:
+    def store_local(env: Frame) -> Value:
         value = value_code(env)
         env[slot] = value
         return value if result is None else result
@@ -175,7 +175,7 @@ def compile_set(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     if found is not None:
         depth, slot, _ = found
 
-        def set_local(env: list[Any]) -> Value:
+        def set_local(env: Frame) -> Value:
             value = value_code(env)
             frame_at(env, depth)[slot] = value
             return value
@@ -184,7 +184,7 @@ def compile_set(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     table = c.globals.values
     globals_ = c.globals
 
-    def set_global(env: list[Any]) -> Value:
+    def set_global(env: Frame) -> Value:
         value = value_code(env)
         if rebind(name, value):  # a dynamic variable's binding in force, not the global table
             return value

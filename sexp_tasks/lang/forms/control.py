@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import FormError
 from ...syntax.nodes import FunctionCallNode, ListNode, Symbol, elements
 from ..codegen import constant
 from ..quoting import datum
-from ..values import Code, Value
+from ..values import Code, Frame, Value
 from . import special_form, walk_nothing
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def compile_cond(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Com
             test = c.compile(head, scope)
             clauses.append((test, c.compile_body(body, scope, tail) if body else None))
 
-    def run(env: list[Any]) -> Value:
+    def run(env: Frame) -> Value:
         for test, body in clauses:
             value = test(env)
             if value:
@@ -94,7 +94,7 @@ def compile_and_or(form: FunctionCallNode, scope: Scope | None, tail: bool, c: C
     codes = [c.compile(a, scope, tail and i == len(args) - 1) for i, a in enumerate(args)]
     first, last = codes[:-1], codes[-1]
 
-    def run(env: list[Any]) -> Value:
+    def run(env: Frame) -> Value:
         for code in first:
             value = code(env)
             if bool(value) is stops_when:

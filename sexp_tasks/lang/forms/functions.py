@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeGuard
 
 from ...errors import FormError
 from ...syntax.nodes import FunctionCallNode, Node
 from ...syntax.source import Span
+from ..calls import Closure
 from ..environment import Scope
 from ..lambda_list import LambdaList, parse_params
-from ..values import Closure, Code, Value
+from ..values import Code, Frame, Value
 from . import local_definitions, special_form
 
 if TYPE_CHECKING:
@@ -54,12 +55,12 @@ def compile_closure(
     body_code = c.compile_body(body, inner, tail=True)
     lambda_list.finish(inner.size)
 
-    def make_closure(env: list[Any]) -> Value:
+    def make_closure(env: Frame) -> Value:
         return Closure(name, env, lambda_list, body_code, span)
 
     return make_closure
 
 
-def is_lambda(node: Node) -> bool:
+def is_lambda(node: Node) -> TypeGuard[FunctionCallNode]:
     """Whether node is a (lambda ...) or (fn ...) form."""
     return isinstance(node, FunctionCallNode) and node.name in ("lambda", "fn")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import FormError, SexpError
 from ...syntax.nodes import FunctionCallNode, Symbol
 from ..environment import Scope
-from ..values import UNBOUND, Code, Value
+from ..values import UNBOUND, Code, Frame, Value
 from . import local_definitions, special_form
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     handler = c.compile_body(handler_nodes, inner, tail)
     padding = [UNBOUND] * (inner.size - 1)
 
-    def run(env: list[Any]) -> Value:
+    def run(env: Frame) -> Value:
         try:
             return body(env)
         except SexpError as err:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import FormError, TypeError_
 from ...syntax.nodes import FunctionCallNode, ListNode, Node
 from ..printer import to_repr
-from ..values import Code, Value
+from ..values import Code, Frame, Value
 from . import SPECIAL_FORMS, special_form
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def compile_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Com
     body = c.compile_body(args[1:], scope, tail=False)
     span = form.span
 
-    def run(env: list[Any]) -> Value:
+    def run(env: Frame) -> Value:
         count = count_code(env)
         if type(count) is not int or count < 0:
             raise TypeError_(f"loop: count must be a non-negative integer, got {to_repr(count)}", span)
@@ -65,7 +65,7 @@ def compile_while(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Co
     test = c.compile(args[0], scope)
     body = c.compile_body(args[1:], scope, tail=False)
 
-    def run(env: list[Any]) -> Value:
+    def run(env: Frame) -> Value:
         result = None
         while test(env):
             result = body(env)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from ...errors import FormError, TypeError_
 from ...syntax.nodes import DictNode, FunctionCallNode, ListNode, Node, Symbol
 from ..codegen import constant
 from ..printer import to_repr
 from ..quoting import datum, dict_key
-from ..values import Code, Value
+from ..values import Code, Frame, Value
 from . import special_form, walk_nothing
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def _list_template(items: list[Node], depth: int, scope: Scope | None, c: Compil
         else:
             parts.append((False, _template(item, depth, scope, c), item))
 
-    def build(env: list[Any]) -> Value:
+    def build(env: Frame) -> Value:
         result: list[Value] = []
         for splice, code, item in parts:
             value = code(env)

@@ -104,8 +104,9 @@ def primitive(
     return register
 
 
-def install_primitives(globals_: GlobalEnvironment, ctx: Services) -> None:
-    """Bind every registered primitive in globals_, giving context-needing ones ctx."""
+def install_primitives(globals_: GlobalEnvironment, ctx: Services | None) -> None:
+    """Bind every registered primitive in globals_, giving context-needing ones ctx (None: a call
+    of one of them fails)."""
     for spec in PRIMITIVES.values():
         fn = functools.partial(spec.fn, ctx) if spec.needs_context else spec.fn
         if not spec.exact:

@@ -3,45 +3,56 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeGuard
 
 from ...errors import TypeError_, ValueError_
 from ..printer import to_repr
-from ..values import type_name
+from ..values import Value, type_name
 from . import primitive
 
 _NUMBER = (int, float)
+Number = int | float  # booleans count too: bool is an int
 
 
-def _check(name: str, args: tuple[Any, ...]) -> None:
-    """Raise a clear error for the first argument that is not a number."""
+def _numbers(args: tuple[Value, ...]) -> TypeGuard[tuple[Number, ...]]:
+    """Whether every argument is a number."""
     for arg in args:
         if not isinstance(arg, _NUMBER):
-            raise TypeError_(f"{name}: expected numbers, got {to_repr(arg)} ({type_name(arg)})")
+            return False
+    return True
+
+
+def _not_numbers(name: str, args: tuple[Value, ...]) -> TypeError_:
+    """The error for the first argument that is not a number."""
+    arg = next(arg for arg in args if not isinstance(arg, _NUMBER))
+    return TypeError_(f"{name}: expected numbers, got {to_repr(arg)} ({type_name(arg)})")
 
 
 @primitive("+", signature="(+ x...)")
-def add(*args: Any) -> Any:
+def add(*args: Value) -> Value:
     """Sum of the arguments; 0 for none."""
     if len(args) == 2:
         a, b = args
         if type(a) is int and type(b) is int:
             return a + b
-    _check("+", args)
-    total = 0
+    if not _numbers(args):
+        raise _not_numbers("+", args)
+    total: Number = 0
     for arg in args:
         total += arg
     return total
 
 
 @primitive("-", signature="(- x y...)")
-def subtract(first: Any, *rest: Any) -> Any:
+def subtract(first: Value, *rest: Value) -> Value:
     """Negate one argument, or subtract the rest from the first."""
     if len(rest) == 1:
         b = rest[0]
         if type(first) is int and type(b) is int:
             return first - b
-    _check("-", (first, *rest))
+    if not (isinstance(first, _NUMBER) and _numbers(rest)):
+        raise _not_numbers("-", (first, *rest))
     if not rest:
         return -first
     for arg in rest:
@@ -50,72 +61,81 @@ def subtract(first: Any, *rest: Any) -> Any:
 
 
 @primitive("*", signature="(* x...)")
-def multiply(*args: Any) -> Any:
+def multiply(*args: Value) -> Value:
     """Product of the arguments; 1 for none."""
-    _check("*", args)
-    product = 1
+    if not _numbers(args):
+        raise _not_numbers("*", args)
+    product: Number = 1
     for arg in args:
         product *= arg
     return product
 
 
 @primitive("/", signature="(/ x y...)")
-def divide(first: Any, *rest: Any) -> Any:
+def divide(first: Value, *rest: Value) -> Value:
     """True division; (/ x) is 1/x."""
-    _check("/", (first, *rest))
+    if not (isinstance(first, _NUMBER) and _numbers(rest)):
+        raise _not_numbers("/", (first, *rest))
+    quotient: Number = first
     if not rest:
-        rest, first = (first,), 1
+        rest, quotient = (first,), 1
     try:
         for arg in rest:
-            first /= arg
+            quotient /= arg
     except ZeroDivisionError:
         raise ValueError_("/: division by zero") from None
-    return first
+    return quotient
 
 
 @primitive("//", signature="(// a b)")
-def floor_divide(a: Any, b: Any) -> Any:
+def floor_divide(a: Value, b: Value) -> Value:
     """Floor division, as Python's //."""
-    _check("//", (a, b))
+    if not (isinstance(a, _NUMBER) and isinstance(b, _NUMBER)):
+        raise _not_numbers("//", (a, b))
     if b == 0:
         raise ValueError_("//: division by zero")
     return a // b
 
 
 @primitive("mod", signature="(mod a b)")
-def modulo(a: Any, b: Any) -> Any:
+def modulo(a: Value, b: Value) -> Value:
     """Remainder with the sign of the divisor, as Python's %."""
-    _check("mod", (a, b))
+    if not (isinstance(a, _NUMBER) and isinstance(b, _NUMBER)):
+        raise _not_numbers("mod", (a, b))
     if b == 0:
         raise ValueError_("mod: division by zero")
     return a % b
 
 
 @primitive("abs", signature="(abs x)")
-def absolute(x: Any) -> Any:
+def absolute(x: Value) -> Value:
     """Absolute value."""
-    _check("abs", (x,))
+    if not isinstance(x, _NUMBER):
+        raise _not_numbers("abs", (x,))
     return abs(x)
 
 
 @primitive("min", signature="(min x y...)")
-def minimum(first: Any, *rest: Any) -> Any:
+def minimum(first: Value, *rest: Value) -> Value:
     """Smallest argument."""
-    _check("min", (first, *rest))
+    if not (isinstance(first, _NUMBER) and _numbers(rest)):
+        raise _not_numbers("min", (first, *rest))
     return min(first, *rest) if rest else first
 
 
 @primitive("max", signature="(max x y...)")
-def maximum(first: Any, *rest: Any) -> Any:
+def maximum(first: Value, *rest: Value) -> Value:
     """Largest argument."""
-    _check("max", (first, *rest))
+    if not (isinstance(first, _NUMBER) and _numbers(rest)):
+        raise _not_numbers("max", (first, *rest))
     return max(first, *rest) if rest else first
 
 
 @primitive("round", signature="(round x [digits])")
-def round_number(x: Any, digits: Any = None) -> Any:
+def round_number(x: Value, digits: Value = None) -> Value:
     """Round as Python does (halves to even); (round x n) keeps n digits."""
-    _check("round", (x,) if digits is None else (x, digits))
+    if not (isinstance(x, _NUMBER) and (digits is None or isinstance(digits, _NUMBER))):
+        raise _not_numbers("round", (x,) if digits is None else (x, digits))
     if digits is not None and not isinstance(digits, int):  # a count of digits (booleans count)
         raise TypeError_(f"round: cannot be applied to ({type_name(x)}, {type_name(digits)})")
     if isinstance(x, float) and not math.isfinite(x) and digits is None:
@@ -123,7 +143,8 @@ def round_number(x: Any, digits: Any = None) -> Any:
     return round(x) if digits is None else round(x, digits)
 
 
-def _compare(name: str, args: tuple[Any, ...], holds: Any) -> bool:
+def _compare(name: str, args: tuple[Value, ...], holds: Callable[[Any, Any], bool]) -> bool:
+    # holds compares any two values, as Python does: a TypeError says they do not compare.
     for a, b in zip(args, args[1:]):
         try:
             if not holds(a, b):
@@ -135,20 +156,20 @@ def _compare(name: str, args: tuple[Any, ...], holds: Any) -> bool:
     return True
 
 
-def _ordered(name: str, args: tuple[Any, ...]) -> None:
+def _ordered(name: str, args: tuple[Value, ...]) -> None:
     for arg in args:
         if not isinstance(arg, (int, float, str)):
             raise TypeError_(f"{name}: expected numbers or strings, got {to_repr(arg)} ({type_name(arg)})")
 
 
 @primitive("=", signature="(= x y...)")
-def equal_numbers(first: Any, *rest: Any) -> bool:
+def equal_numbers(first: Value, *rest: Value) -> bool:
     """Whether all arguments are equal (1 and 1.0 are)."""
     return all(first == other for other in rest)
 
 
 @primitive("<", signature="(< x y...)")
-def less(first: Any, *rest: Any) -> bool:
+def less(first: Value, *rest: Value) -> bool:
     """Whether the arguments strictly increase."""
     if len(rest) == 1:
         b = rest[0]
@@ -159,21 +180,21 @@ def less(first: Any, *rest: Any) -> bool:
 
 
 @primitive(">", signature="(> x y...)")
-def greater(first: Any, *rest: Any) -> bool:
+def greater(first: Value, *rest: Value) -> bool:
     """Whether the arguments strictly decrease."""
     _ordered(">", (first, *rest))
     return _compare(">", (first, *rest), lambda a, b: a > b)
 
 
 @primitive("<=", signature="(<= x y...)")
-def less_equal(first: Any, *rest: Any) -> bool:
+def less_equal(first: Value, *rest: Value) -> bool:
     """Whether the arguments never decrease."""
     _ordered("<=", (first, *rest))
     return _compare("<=", (first, *rest), lambda a, b: a <= b)
 
 
 @primitive(">=", signature="(>= x y...)")
-def greater_equal(first: Any, *rest: Any) -> bool:
+def greater_equal(first: Value, *rest: Value) -> bool:
     """Whether the arguments never increase."""
     _ordered(">=", (first, *rest))
     return _compare(">=", (first, *rest), lambda a, b: a >= b)

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from ...errors import TypeError_, ValueError_
 from ...syntax.nodes import Keyword, Symbol
 from ..printer import to_repr
 from ..quoting import dict_key
-from ..values import type_name
+from ..values import Value, type_name
 from . import primitive
 
 
-def _as_dict(name: str, value: Any) -> dict[str, Any]:
+def _as_dict(name: str, value: Value) -> dict[str, Value]:
     if isinstance(value, dict):
         return value
     raise TypeError_(f"{name}: expected a dict, got {to_repr(value)} ({type_name(value)})")
 
 
-def _field_name(value: Any) -> str:
+def _field_name(value: Value) -> str:
     return (
         value.name
         if isinstance(value, (Symbol, Keyword))
@@ -29,7 +29,7 @@ def _field_name(value: Any) -> str:
 
 
 @primitive("dict", signature="(dict [key value]...)")
-def make_dict(*items: Any) -> dict[str, Any]:
+def make_dict(*items: Value) -> dict[str, Value]:
     """(dict k1 v1 k2 v2 ...): keyword and symbol keys become their names."""
     if len(items) % 2:
         raise ValueError_(f"dict: expected key value pairs, got an odd number of arguments ({len(items)})")
@@ -37,7 +37,7 @@ def make_dict(*items: Any) -> dict[str, Any]:
 
 
 @primitive("get", signature="(get d k [default])")
-def get(container: Any, key: Any, default: Any = None) -> Any:
+def get(container: Value, key: Value, default: Value = None) -> Value:
     """(get d k [default]) for dicts; (get xs i [default]) for lists."""
     if isinstance(container, dict):
         return container.get(dict_key(key), default)
@@ -49,7 +49,7 @@ def get(container: Any, key: Any, default: Any = None) -> Any:
 
 
 @primitive("get-field", signature="(get-field x field)")
-def get_field(container: Any, field: Any) -> Any:
+def get_field(container: Value, field: Value) -> Value:
     """A dict key, an association list entry, or a result's field; nil when missing."""
     name = _field_name(field)
     if isinstance(container, dict):
@@ -59,14 +59,14 @@ def get_field(container: Any, field: Any) -> Any:
             if isinstance(entry, list) and len(entry) >= 2 and _field_name(entry[0]) == name:
                 return entry[1]
         return None
-    read_field = getattr(container, "get_field", None)
+    read_field: Callable[[str], Value] | None = getattr(container, "get_field", None)  # an ExtensionValue's
     if read_field is not None:
         return read_field(name)
     return None
 
 
 @primitive("assoc", signature="(assoc d k v)")
-def assoc(container: Any, key: Any, value: Any) -> dict[str, Any]:
+def assoc(container: Value, key: Value, value: Value) -> dict[str, Value]:
     """A new dict: container with key set to value."""
     result = dict(_as_dict("assoc", container)) if container is not None else {}
     result[dict_key(key)] = value
@@ -74,18 +74,18 @@ def assoc(container: Any, key: Any, value: Any) -> dict[str, Any]:
 
 
 @primitive("keys", signature="(keys d)")
-def keys(container: Any) -> list[str]:
+def keys(container: Value) -> list[str]:
     """A dict's keys, in insertion order."""
     return list(_as_dict("keys", container))
 
 
 @primitive("values", signature="(values d)")
-def values(container: Any) -> list[Any]:
+def values(container: Value) -> list[Value]:
     """A dict's values, in insertion order."""
     return list(_as_dict("values", container).values())
 
 
 @primitive("has-key?", signature="(has-key? d k)")
-def has_key(container: Any, key: Any) -> bool:
+def has_key(container: Value, key: Value) -> bool:
     """Whether the dict holds key."""
     return dict_key(key) in _as_dict("has-key?", container)

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...errors import UserError
 from ..printer import display
 from ..services import Services
+from ..values import Value
 from . import primitive
 from .strings import as_string
 
 
 @primitive("print", signature="(print x...)")
-def print_(ctx: Services, *values: Any) -> None:
+def print_(ctx: Services, *values: Value) -> None:
     """Write the display forms separated by spaces and a newline; nil."""
     ctx.write_output(" ".join(display(v) for v in values) + "\n")
 
 
 @primitive("log-message", signature="(log-message x...)")
-def log_message(ctx: Services, *values: Any) -> str:
+def log_message(ctx: Services, *values: Value) -> str:
     """Record a message in the log (stderr) and return it."""
     message = " ".join(display(v) for v in values)
     ctx.log(message)
@@ -26,24 +25,24 @@ def log_message(ctx: Services, *values: Any) -> str:
 
 
 @primitive("error", signature="(error message [details])")
-def error(message: Any, details: Any = None) -> None:
+def error(message: Value, details: Value = None) -> None:
     """Raise an error the program can catch with try."""
     raise UserError(display(message), details=details)
 
 
 @primitive("read-file", signature="(read-file path)")
-def read_file(ctx: Services, path: Any) -> str:
+def read_file(ctx: Services, path: Value) -> str:
     """The text of a file in the workspace."""
     return ctx.read_file(as_string("read-file", path))
 
 
 @primitive("write-file", signature="(write-file path text)")
-def write_file(ctx: Services, path: Any, text: Any) -> str:
+def write_file(ctx: Services, path: Value, text: Value) -> str:
     """Write text to a file in the workspace; the path."""
     return ctx.write_file(as_string("write-file", path), display(text))
 
 
 @primitive("load", signature="(load path)")
-def load(ctx: Services, path: Any) -> Any:
+def load(ctx: Services, path: Value) -> Value:
     """Evaluate a .sexp file in the global environment; its last value."""
     return ctx.load(as_string("load", path))

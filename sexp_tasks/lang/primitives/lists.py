@@ -5,17 +5,19 @@ nil behaves as the empty list wherever a list is read: (length nil) is 0, (cons 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import EllipsisType
 from typing import Any
 
 from ...errors import TypeError_, ValueError_
 from ...run_context import operator_defaults
-from ..calls import apply_procedure, invoke
+from ..calls import Closure, apply_procedure, invoke
 from ..printer import to_repr
-from ..values import Closure, passed_arguments, type_name
+from ..values import Value, passed_arguments, type_name
 from . import primitive
 
 
-def as_list(name: str, value: Any, position: str = "") -> list[Any]:
+def as_list(name: str, value: Value, position: str = "") -> list[Value]:
     """The list value stands for (nil is empty); a TypeError naming the primitive otherwise."""
     if isinstance(value, list):
         return value
@@ -25,55 +27,55 @@ def as_list(name: str, value: Any, position: str = "") -> list[Any]:
     raise TypeError_(f"{name}: expected a list{where}, got {to_repr(value)} ({type_name(value)})")
 
 
-def _index(name: str, value: Any) -> int:
+def _index(name: str, value: Value) -> int:
     if type(value) is not int:
         raise TypeError_(f"{name}: expected an integer index, got {to_repr(value)} ({type_name(value)})")
     return value
 
 
 @primitive("list", signature="(list x...)")
-def make_list(*items: Any) -> list[Any]:
+def make_list(*items: Value) -> list[Value]:
     """A list of the arguments."""
     return list(items)
 
 
 @primitive("cons", signature="(cons x xs)")
-def cons(item: Any, rest: Any) -> list[Any]:
+def cons(item: Value, rest: Value) -> list[Value]:
     """A new list: item followed by the elements of rest."""
     return [item, *as_list("cons", rest, "second")]
 
 
 @primitive("first", signature="(first xs)")
-def first(seq: Any) -> Any:
+def first(seq: Value) -> Value:
     """The first element; nil for nil or ()."""
     return _first("first", seq)
 
 
 @primitive("car", signature="(car xs)")
-def car(seq: Any) -> Any:
+def car(seq: Value) -> Value:
     """The first element; nil for nil or ()."""
     return _first("car", seq)
 
 
 @primitive("rest", signature="(rest xs)")
-def rest(seq: Any) -> list[Any]:
+def rest(seq: Value) -> list[Value]:
     """Every element but the first; () for nil or ()."""
     return as_list("rest", seq)[1:]
 
 
 @primitive("cdr", signature="(cdr xs)")
-def cdr(seq: Any) -> list[Any]:
+def cdr(seq: Value) -> list[Value]:
     """Every element but the first; () for nil or ()."""
     return as_list("cdr", seq)[1:]
 
 
-def _first(name: str, seq: Any) -> Any:
+def _first(name: str, seq: Value) -> Value:
     items = as_list(name, seq)
     return items[0] if items else None
 
 
 @primitive("nth", signature="(nth xs i)")
-def nth(seq: Any, index: Any) -> Any:
+def nth(seq: Value, index: Value) -> Value:
     """Element `index` (from 0) of a list or string; an error when out of range."""
     i = _index("nth", index)
     items = seq if isinstance(seq, str) else as_list("nth", seq)
@@ -83,7 +85,7 @@ def nth(seq: Any, index: Any) -> Any:
 
 
 @primitive("length", signature="(length x)")
-def length(seq: Any) -> int:
+def length(seq: Value) -> int:
     """Length of a string, list or dict; 0 for nil."""
     if seq is None:
         return 0
@@ -93,16 +95,16 @@ def length(seq: Any) -> int:
 
 
 @primitive("append", signature="(append xs...)")
-def append(*seqs: Any) -> list[Any]:
+def append(*seqs: Value) -> list[Value]:
     """One list of the elements of every argument, in order."""
-    result: list[Any] = []
+    result: list[Value] = []
     for seq in seqs:
         result.extend(as_list("append", seq))
     return result
 
 
 @primitive("reverse", signature="(reverse xs)")
-def reverse(seq: Any) -> Any:
+def reverse(seq: Value) -> Value:
     """The elements (or characters) in reverse order."""
     if isinstance(seq, str):
         return seq[::-1]
@@ -110,18 +112,24 @@ def reverse(seq: Any) -> Any:
 
 
 @primitive("range", signature=("(range n)", "(range a b [step])"))
-def range_(start: Any, stop: Any = ..., step: Any = 1) -> list[int]:
+def range_(start: Value, stop: Value | EllipsisType = ..., step: Value = 1) -> list[int]:
     """(range n) is 0..n-1; (range a b [step]) as Python's range."""
-    for value in (start, stop, step):
-        if value is not ... and type(value) is not int:
-            raise TypeError_(f"range: expected integers, got {to_repr(value)} ({type_name(value)})")
-    if step == 0:
+    if stop is ...:
+        return list(range(_range_bound(start)))
+    low, high, by = _range_bound(start), _range_bound(stop), _range_bound(step)
+    if by == 0:
         raise ValueError_("range: step must not be zero")
-    return list(range(start) if stop is ... else range(start, stop, step))
+    return list(range(low, high, by))
+
+
+def _range_bound(value: Value) -> int:
+    if type(value) is not int:
+        raise TypeError_(f"range: expected integers, got {to_repr(value)} ({type_name(value)})")
+    return value
 
 
 @primitive("map", signature="(map f xs ys...)")
-def map_(depth: int, fn: Any, seq: Any, *more: Any) -> list[Any]:
+def map_(depth: int, fn: Value, seq: Value, *more: Value) -> list[Value]:
     """(f x) for each element; with several lists, (f x y ...) up to the shortest."""
     items = as_list("map", seq, "second")
     if more:
@@ -134,7 +142,7 @@ def map_(depth: int, fn: Any, seq: Any, *more: Any) -> list[Any]:
 
 
 @primitive("filter", signature="(filter pred xs)")
-def filter_(depth: int, pred: Any, seq: Any) -> list[Any]:
+def filter_(depth: int, pred: Value, seq: Value) -> list[Value]:
     """The elements for which (pred x) is true."""
     items = as_list("filter", seq, "second")
     if type(pred) is Closure:
@@ -144,7 +152,7 @@ def filter_(depth: int, pred: Any, seq: Any) -> list[Any]:
 
 
 @primitive("reduce", signature=("(reduce f init xs)", "(reduce f xs)"))
-def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
+def reduce_(depth: int, fn: Value, init_or_seq: Value, seq: Value | EllipsisType = ...) -> Value:
     """(reduce f init xs) or (reduce f xs): fold left, calling (f acc x)."""
     if seq is ...:
         items = as_list("reduce", init_or_seq)
@@ -165,14 +173,14 @@ def reduce_(depth: int, fn: Any, init_or_seq: Any, seq: Any = ...) -> Any:
 
 
 @primitive("for-each", signature="(for-each f xs)")
-def for_each(depth: int, fn: Any, seq: Any) -> None:
+def for_each(depth: int, fn: Value, seq: Value) -> None:
     """Call (f x) for each element for its effect; nil."""
     for x in as_list("for-each", seq, "second"):
         apply_procedure(fn, passed_arguments(fn, [x]), depth)
 
 
 @primitive("apply", signature="(apply f [arg... xs])")
-def apply_(depth: int, fn: Any, *args: Any) -> Any:
+def apply_(depth: int, fn: Value, *args: Value) -> Value:
     """(apply f xs) or (apply f a b xs): call f with the spread arguments."""
     if not args:
         return apply_procedure(fn, [], depth)
@@ -180,12 +188,13 @@ def apply_(depth: int, fn: Any, *args: Any) -> Any:
 
 
 @primitive("sort", signature="(sort xs [key-fn])")
-def sort(depth: int, seq: Any, key: Any = None) -> list[Any]:
+def sort(depth: int, seq: Value, key: Value = None) -> list[Value]:
     """Elements in ascending order (stable); (sort xs key-fn) orders by (key-fn x)."""
     items = as_list("sort", seq)
     keys = items if key is None else [apply_procedure(key, [x], depth) for x in items]
+    key_of: Callable[[int], Any] = keys.__getitem__  # values order themselves, or TypeError below
     try:
-        order = sorted(range(len(items)), key=keys.__getitem__)
+        order = sorted(range(len(items)), key=key_of)
     except TypeError:
         kinds = sorted({type_name(k) for k in keys})
         raise TypeError_(f"sort: cannot order values of different kinds ({', '.join(kinds)})") from None

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from enum import Enum
 
 from ...errors import TypeError_, ValueError_
 from ...syntax.nodes import Keyword
 from ..printer import to_repr
+from ..values import Value
 
-ABSENT = object()
+
+class Absent(Enum):
+    """What keyword_option gives when the option was not given."""
+
+    ABSENT = "absent"
 
 
-def keyword_option(primitive: str, key: str, options: tuple[Any, ...]) -> Any:
+ABSENT = Absent.ABSENT
+
+
+def keyword_option(primitive: str, key: str, options: tuple[Value, ...]) -> Value | Absent:
     """The value given as `:key value` among options (the last one wins), or ABSENT."""
-    value: Any = ABSENT
+    value: Value | Absent = ABSENT
     rest = list(options)
     while rest:
         given = rest.pop(0)
@@ -27,7 +35,7 @@ def keyword_option(primitive: str, key: str, options: tuple[Any, ...]) -> Any:
     return value
 
 
-def positive_integer(primitive: str, source: str, n: Any) -> int:
+def positive_integer(primitive: str, source: str, n: Value) -> int:
     """n, when it is a positive integer; else a VALUE_ERROR naming where it came from."""
     if type(n) is not int or n < 1:
         raise ValueError_(f"{primitive}: {source} must be a positive integer, got {to_repr(n)}")

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ...errors import TypeError_, ValueError_
 from ...syntax.nodes import Symbol
 from ..printer import display, to_repr
-from ..values import type_name
+from ..values import Value, type_name
 from . import primitive
 from .lists import as_list
 
 _FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{([0-9]*)\}|[{}]")
 
 
-def as_string(name: str, value: Any) -> str:
+def as_string(name: str, value: Value) -> str:
     """value when it is a string; a TypeError naming the primitive otherwise."""
     if isinstance(value, str):
         return value
@@ -23,44 +22,44 @@ def as_string(name: str, value: Any) -> str:
 
 
 @primitive("str", signature="(str x...)")
-def str_(*values: Any) -> str:
+def str_(*values: Value) -> str:
     """The display forms of the arguments, concatenated."""
     return "".join(display(v) for v in values)
 
 
 @primitive("string-append", signature="(string-append x...)")
-def string_append(*values: Any) -> str:
+def string_append(*values: Value) -> str:
     """Concatenate strings, symbols and numbers; nil counts as ""."""
     return "".join("" if v is None else (v.name if isinstance(v, Symbol) else display(v)) for v in values)
 
 
 @primitive("string=?", signature="(string=? s t...)")
-def string_equal(first: Any, *rest: Any) -> bool:
+def string_equal(first: Value, *rest: Value) -> bool:
     """Whether all arguments are the same string."""
     text = as_string("string=?", first)
     return all(as_string("string=?", other) == text for other in rest)
 
 
 @primitive("string-contains?", signature="(string-contains? s part)")
-def string_contains(text: Any, part: Any) -> bool:
+def string_contains(text: Value, part: Value) -> bool:
     """Whether part occurs in text."""
     return as_string("string-contains?", part) in as_string("string-contains?", text)
 
 
 @primitive("string-starts-with?", signature="(string-starts-with? s prefix)")
-def string_starts_with(text: Any, prefix: Any) -> bool:
+def string_starts_with(text: Value, prefix: Value) -> bool:
     """Whether text begins with prefix."""
     return as_string("string-starts-with?", text).startswith(as_string("string-starts-with?", prefix))
 
 
 @primitive("string-ends-with?", signature="(string-ends-with? s suffix)")
-def string_ends_with(text: Any, suffix: Any) -> bool:
+def string_ends_with(text: Value, suffix: Value) -> bool:
     """Whether text ends with suffix."""
     return as_string("string-ends-with?", text).endswith(as_string("string-ends-with?", suffix))
 
 
 @primitive("string-split", signature="(string-split s [sep])")
-def string_split(text: Any, separator: Any = None) -> list[str]:
+def string_split(text: Value, separator: Value = None) -> list[str]:
     """Split on separator; without one, on runs of whitespace."""
     text = as_string("string-split", text)
     if separator is None:
@@ -72,31 +71,31 @@ def string_split(text: Any, separator: Any = None) -> list[str]:
 
 
 @primitive("string-join", signature="(string-join xs [sep])")
-def string_join(items: Any, separator: Any = "") -> str:
+def string_join(items: Value, separator: Value = "") -> str:
     """Join the display forms of a list's elements with separator (default "")."""
     return as_string("string-join", separator).join(display(x) for x in as_list("string-join", items))
 
 
 @primitive("string-trim", signature="(string-trim s)")
-def string_trim(text: Any) -> str:
+def string_trim(text: Value) -> str:
     """text without leading and trailing whitespace."""
     return as_string("string-trim", text).strip()
 
 
 @primitive("string-upcase", signature="(string-upcase s)")
-def string_upcase(text: Any) -> str:
+def string_upcase(text: Value) -> str:
     """text in upper case."""
     return as_string("string-upcase", text).upper()
 
 
 @primitive("string-downcase", signature="(string-downcase s)")
-def string_downcase(text: Any) -> str:
+def string_downcase(text: Value) -> str:
     """text in lower case."""
     return as_string("string-downcase", text).lower()
 
 
 @primitive("string-replace", signature="(string-replace s old new)")
-def string_replace(text: Any, old: Any, new: Any) -> str:
+def string_replace(text: Value, old: Value, new: Value) -> str:
     """text with every occurrence of old replaced by new."""
     return as_string("string-replace", text).replace(
         as_string("string-replace", old), as_string("string-replace", new)
@@ -104,17 +103,20 @@ def string_replace(text: Any, old: Any, new: Any) -> str:
 
 
 @primitive("substring", signature="(substring s start [end])")
-def substring(text: Any, start: Any, end: Any = None) -> str:
+def substring(text: Value, start: Value, end: Value = None) -> str:
     """Characters start..end-1 of text (Python slicing)."""
     text = as_string("substring", text)
-    for bound in (start, end):
-        if bound is not None and type(bound) is not int:
-            raise TypeError_(f"substring: expected integer bounds, got {to_repr(bound)}")
-    return text[start:end]
+    return text[_bound(start) : _bound(end)]
+
+
+def _bound(value: Value) -> int | None:
+    if value is not None and type(value) is not int:
+        raise TypeError_(f"substring: expected integer bounds, got {to_repr(value)}")
+    return value
 
 
 @primitive("format", signature="(format template arg...)")
-def format_(template: Any, *args: Any) -> str:
+def format_(template: Value, *args: Value) -> str:
     """Fill `{}` (next argument) and `{N}` fields with display forms; `{{` and `}}` are braces."""
     template = as_string("format", template)
     position = 0

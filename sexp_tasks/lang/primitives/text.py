@@ -5,27 +5,28 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ...errors import TypeError_, ValueError_
 from ...syntax.numerals import parse_number
 from ..printer import display, to_json, to_repr
-from ..values import parse_json_text, type_name
+from ..values import Value, parse_json_text, type_name
 from . import primitive
 from .strings import as_string
 
 if TYPE_CHECKING:
-    import regex  # imported when a pattern is first compiled: it costs every start ~7 ms
+    import regex  # imported when a pattern is first compiled (see _compile)
 
 T = TypeVar("T")
 FIRST_SLICE_SECONDS = 0.25  # a regex call runs this long before the thread can be interrupted
 
 
 @primitive("json-parse", signature="(json-parse text)")
-def json_parse(text: Any) -> Any:
+def json_parse(text: Value) -> Value:
     """The value of a JSON text: null is nil, [] the empty list, objects dicts."""
     try:
-        return parse_json_text(as_string("json-parse", text))
+        value: Value = parse_json_text(as_string("json-parse", text))  # JSON data are values
+        return value
     except json.JSONDecodeError as err:
         raise ValueError_(
             f"json-parse: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}"
@@ -33,7 +34,7 @@ def json_parse(text: Any) -> Any:
 
 
 @primitive("json-dump", signature="(json-dump x [indent])")
-def json_dump(value: Any, indent: Any = None) -> str:
+def json_dump(value: Value, indent: Value = None) -> str:
     """JSON text for value; (json-dump v 2) indents."""
     if indent is not None and type(indent) is not int:
         raise TypeError_(f"json-dump: indent must be an integer, got {to_repr(indent)}")
@@ -41,20 +42,20 @@ def json_dump(value: Any, indent: Any = None) -> str:
 
 
 @primitive("string->number", signature="(string->number s)")
-def string_to_number(text: Any) -> Any:
+def string_to_number(text: Value) -> Value:
     """The number text spells, or nil."""
     return parse_number(as_string("string->number", text).strip())
 
 
 @primitive("number->string", signature="(number->string n)")
-def number_to_string(number: Any) -> str:
+def number_to_string(number: Value) -> str:
     """The number as the printer writes it."""
     if not isinstance(number, (int, float)) or isinstance(number, bool):
         raise TypeError_(f"number->string: expected a number, got {to_repr(number)} ({type_name(number)})")
     return display(number)
 
 
-def _compile(name: str, pattern: Any) -> regex.Pattern[str]:
+def _compile(name: str, pattern: Value) -> regex.Pattern[str]:
     """The pattern for matching: Python `re` syntax (checked by re, whose messages it keeps),
     matched by the regex module, which lets go of the GIL while it runs."""
     text = as_string(name, pattern)
@@ -62,12 +63,12 @@ def _compile(name: str, pattern: Any) -> regex.Pattern[str]:
         re.compile(text)
     except re.error as err:
         raise ValueError_(f"{name}: invalid pattern {to_repr(pattern)}: {err}") from None
-    import regex
+    import regex  # lazy: importing it costs ~8.6 ms, paid only by programs that use a pattern
 
     return regex.compile(text, regex.VERSION0)
 
 
-def _interruptible(operation: Callable[..., T], *args: Any) -> T:
+def _interruptible(operation: Callable[..., T], *args: str) -> T:
     """operation(*args) in slices of time that double until one is long enough, so that the
     thread can take an interrupt (Ctrl-C) between them whatever the pattern does: a
     pathological match never holds the program past the slice it is in. The retries cost at
@@ -81,7 +82,7 @@ def _interruptible(operation: Callable[..., T], *args: Any) -> T:
 
 
 @primitive("regex-match", signature="(regex-match pattern s)")
-def regex_match(pattern: Any, text: Any) -> Any:
+def regex_match(pattern: Value, text: Value) -> Value:
     """Search text: the list of the whole match and its groups, or nil."""
     compiled = _compile("regex-match", pattern)
     match = _interruptible(compiled.search, as_string("regex-match", text))
@@ -91,7 +92,7 @@ def regex_match(pattern: Any, text: Any) -> Any:
 
 
 @primitive("regex-find-all", signature="(regex-find-all pattern s)")
-def regex_find_all(pattern: Any, text: Any) -> list[Any]:
+def regex_find_all(pattern: Value, text: Value) -> list[Value]:
     """Every match in text (with groups, each match is the list of its groups)."""
     compiled = _compile("regex-find-all", pattern)
     found = _interruptible(compiled.findall, as_string("regex-find-all", text))
@@ -99,7 +100,7 @@ def regex_find_all(pattern: Any, text: Any) -> list[Any]:
 
 
 @primitive("regex-replace", signature="(regex-replace pattern s replacement)")
-def regex_replace(pattern: Any, text: Any, replacement: Any) -> str:
+def regex_replace(pattern: Value, text: Value, replacement: Value) -> str:
     """text with every match replaced (\\1 refers to a group)."""
     compiled = _compile("regex-replace", pattern)
     template = as_string("regex-replace", replacement)
@@ -107,4 +108,5 @@ def regex_replace(pattern: Any, text: Any, replacement: Any) -> str:
         re.compile(compiled.pattern).sub(template, "")  # re's own check of the template
     except re.error as err:
         raise ValueError_(f"regex-replace: invalid replacement: {err}") from None
-    return _interruptible(compiled.sub, template, as_string("regex-replace", text))
+    replaced: str = _interruptible(compiled.sub, template, as_string("regex-replace", text))  # regex: untyped
+    return replaced

@@ -29,11 +29,10 @@ from ...lang.primitives import primitive
 from ...lang.primitives.lists import as_list
 from ...lang.primitives.options import ABSENT, keyword_option, positive_integer
 from ...lang.printer import to_repr
-from ...lang.values import Procedure, Value, type_name
+from ...lang.values import Procedure, Value, passed_arguments, type_name
 from ...progress import Progress, progress
 from ...results import FAILED, TaskError, TaskResult
 from ...run_context import Batch, Element, run_context, within
-from ..task import passed_arguments
 from ..task_services import TaskServices
 
 WAIT_STEP = 0.05  # seconds the calling thread waits at a time, so that Ctrl-C is seen at once

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ...config import Settings
 from ...errors import FormError, TypeError_, ValueError_
@@ -18,6 +18,7 @@ from ...lang.forms import special_form, walk_all_clauses
 from ...lang.printer import to_repr
 from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Value
+from ...results import ScriptResult
 from ...syntax.nodes import FunctionCallNode, Keyword, Node
 from ...syntax.source import Span
 from ..runner import TaskSystem
@@ -44,7 +45,7 @@ def compile_run_script(form: FunctionCallNode, scope: Scope | None, tail: bool, 
 
         request = _request({name: code(env) for name, code in codes.items()}, span)
 
-        def perform() -> Value:
+        def perform() -> ScriptResult:
             return run_script(request, Path(os.path.realpath(settings.workspace)), settings)
 
         journal = system.journal if system is not None else None
@@ -97,13 +98,14 @@ def _request(values: dict[str, Value], span: Span | None) -> ScriptRequest:
     """The evaluated parameters as a ScriptRequest; TypeError_/ValueError_ for wrong values."""
     from ...process.script_runner import ScriptRequest
 
-    command = values["command"]
-    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
-        command = tuple(command)
-    elif not isinstance(command, str):
-        raise TypeError_(
-            f"{NAME}: command must be a string or a list of strings, got {to_repr(command)}", span
-        )
+    given = values["command"]
+    command: str | tuple[str, ...]
+    if isinstance(given, list) and given and all(isinstance(part, str) for part in given):
+        command = tuple(part for part in given if isinstance(part, str))  # every part is
+    elif isinstance(given, str):
+        command = given
+    else:
+        raise TypeError_(f"{NAME}: command must be a string or a list of strings, got {to_repr(given)}", span)
     request = ScriptRequest(
         command,
         args=_args(values.get("args"), span),
@@ -169,5 +171,5 @@ def _shell(value: Value, span: Span | None) -> bool:
     raise TypeError_(f"{NAME}: shell must be true or false, got {to_repr(value)}", span)
 
 
-def _is_number(value: Value) -> bool:
+def _is_number(value: Value) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -157,7 +157,7 @@ class LoopRun:
                     f"{shape.name}: {phase} must be a procedure or a task, got {got}", clauses.at(phase)
                 )
 
-    def config(self) -> list[list[Value]]:
+    def config(self) -> list[Value]:
         """The association list *loop-config* holds: ((max-iterations n) (initial-... x) ...)."""
         return [[Symbol(name), self.values[name]] for name in self.shape.settings]
 

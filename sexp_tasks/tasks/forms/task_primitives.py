@@ -1,4 +1,4 @@
-"""Task primitives that need no model: match-tasks and load-templates."""
+"""Task primitives that need no model: task-result?, match-tasks and load-templates."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from typing import Any
 from ...errors import FileError
 from ...lang.primitives import primitive
 from ...lang.primitives.strings import as_string
+from ...results import TaskResult
 from ..task_services import TaskServices
+
+
+@primitive("task-result?", signature="(task-result? x)")
+def is_task_result(x: Any) -> bool:
+    """True for the TaskResult of a task or script."""
+    return isinstance(x, TaskResult)
 
 
 @primitive("match-tasks", signature="(match-tasks text)")
