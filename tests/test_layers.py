@@ -135,3 +135,16 @@ def test_the_language_core_imports_at_module_level_but_for_measured_start_up_sav
                     module = "." * node.level + (node.module or "")
                     found.add((path.relative_to(package).as_posix(), module))
     assert found == CORE_LAZY_IMPORTS
+
+
+def test_the_import_contracts_hold() -> None:
+    """pyproject.toml's [tool.importlinter] contracts: the stages' layers, a core that knows no
+    task, each library imported by one module (ARCHITECTURE.md)."""
+    lint_imports = Path(sys.executable).parent / "lint-imports"
+    if not lint_imports.exists():
+        pytest.skip("import-linter is not installed in this environment (it is in requirements-test.lock)")
+    completed = subprocess.run(
+        [str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "0 broken" in completed.stdout
