@@ -178,7 +178,7 @@ def _writable_file_path(path: Path) -> bool:
 
 
 def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
-    import tomllib
+    import tomllib  # lazy: only a sexp.toml needs it (a start-up saving: cli/startup.py)
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

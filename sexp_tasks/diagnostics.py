@@ -92,7 +92,8 @@ def _data(err: SexpError) -> str:
     """' <printed data>' of an `(error msg data)`, on one line and clipped; '' for other errors."""
     if not isinstance(err, UserError) or err.details is None:
         return ""
-    from .runs.traces import preview  # keeps --help fast: runs.traces imports the handler package
+    # Lazy: runs.traces imports the handler, which --help starts without (cli/startup.py).
+    from .runs.traces import preview
 
     try:
         printed = to_repr(err.details)

@@ -88,7 +88,7 @@ def hide_credentials_from_other_processes() -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        import ctypes
+        import ctypes  # lazy: --help starts without it (cli/startup.py)
 
         libc = ctypes.CDLL(None, use_errno=True)
     except (OSError, AttributeError):
@@ -99,7 +99,7 @@ def hide_credentials_from_other_processes() -> None:
 
 def _mask_initial_environment() -> None:
     """Overwrite the credential values in the environment block the process started with."""
-    import ctypes as c
+    import ctypes as c  # lazy, as above
 
     try:
         fields = Path("/proc/self/stat").read_bytes().rsplit(b")", 1)[1].split()

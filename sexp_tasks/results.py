@@ -5,8 +5,11 @@ A FAILED result is a value, not an exception: the program decides what to do wit
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from .lang.printer import quote_string, to_json_value
 
 COMPLETE, CONTINUATION, FAILED = "COMPLETE", "CONTINUATION", "FAILED"
 
@@ -73,14 +76,10 @@ class TaskResult:
         return None
 
     def to_sexp(self) -> str:
-        from .lang.printer import quote_string
-
         preview = self.content if len(self.content) <= 60 else self.content[:60] + "…"
         return f"#<TaskResult {self.status} {quote_string(preview)}>"
 
     def to_json(self) -> dict[str, Any]:
-        from .lang.printer import to_json_value
-
         value: dict[str, Any] = {
             "status": self.status,
             "content": self.content,
@@ -149,8 +148,6 @@ def record_verdict(result: TaskResult) -> None:
         return
     parsed = result.parsed_content
     if not isinstance(parsed, dict):
-        import json
-
         try:
             parsed = json.loads(result.content)
         except (ValueError, TypeError):

@@ -3,12 +3,14 @@ installs the task system and the memory system in the language core."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from .config import Settings
-from .errors import FileError, OutputClosed, SexpError
+from .errors import FileError, OutputClosed, RunError, SexpError
 from .lang.check import check_forms
 from .lang.compiler import Compiler
 from .lang.deepstack import allow_recursion
@@ -16,20 +18,21 @@ from .lang.environment import TOP_FRAME, GlobalEnvironment
 from .lang.forms import SPECIAL_FORMS
 from .lang.prelude import LazyDefinitions
 from .lang.primitives import install_primitives
+from .lang.printer import to_json_value
 from .lang.values import Code, Value
 from .memory import memory_primitives  # noqa: F401  (registers the memory primitives)
+from .memory.system import MemorySystem
 from .process.workspace import READ_LIMIT, Workspace
 from .resources import data_dir
 from .results import TaskResult
+from .runs.journal import Journal, new_run_id, program_hash
+from .runs.store import Store
 from .syntax.nodes import Node
 from .syntax.reader import read
 from .tasks.forms import install as install_tasks  # importing it registers the task forms and primitives
 from .tasks.forms.checks import TaskChecks
 from .tasks.runner import TaskSystem
 from .tasks.task_services import TaskServices
-
-if TYPE_CHECKING:
-    from .runs.store import Store
 
 
 class Runtime(TaskServices):
@@ -125,8 +128,6 @@ class Runtime(TaskServices):
     # Recording ----------------------------------------------------------------------------
     def start_run(self, program: str, text: str, inputs: dict[str, Value]) -> str:
         """Record this run in the store from now on; its id (also printed as `run: <id>`)."""
-        from .runs.journal import Journal, new_run_id, program_hash
-
         store = self._open_store(create=True)
         run_id = new_run_id()
         self._run_lock = store.hold_run(run_id)
@@ -140,11 +141,6 @@ class Runtime(TaskServices):
 
         The run's recorded --set inputs are bound again unless new ones are given; a changed
         program or changed inputs are refused unless forced (and then recorded as the run's)."""
-        import json
-
-        from .errors import RunError
-        from .runs.journal import Journal, program_hash
-
         store = self._open_store(create=False)
         run = store.run(run_id)
         if run is None:
@@ -177,7 +173,6 @@ class Runtime(TaskServices):
         journal = self.tasks.journal
         if journal is None:
             return
-        from .runs.store import Store
 
         try:
             store = Store(journal.store.path, create=False)
@@ -190,8 +185,6 @@ class Runtime(TaskServices):
             pass  # the store is unusable now; the run stays resumable all the same
 
     def _open_store(self, create: bool) -> Store:
-        from .runs.store import Store
-
         return Store(self.settings.store, create=create)
 
     def _announce(self, run_id: str) -> None:
@@ -214,9 +207,6 @@ class Runtime(TaskServices):
 
     def relevant_files(self, query: str, limit: int) -> list[str] | None:
         """The Memory System's files for a query (lexical ranking), None when there is no index."""
-        from .memory import MemorySystem
-        from .runs.store import Store
-
         journal = self.tasks.journal
         if journal is not None:
             store = journal.store
@@ -273,13 +263,9 @@ class Runtime(TaskServices):
 
 
 def _json_inputs(inputs: dict[str, Value]) -> dict[str, object]:
-    from .lang.printer import to_json_value
-
     return {name: to_json_value(value) for name, value in inputs.items()}
 
 
 def _program_root(program: str) -> str | None:
     """The directory step keys are relative to: the program file's, None for <eval> and <repl>."""
-    import os
-
     return None if program.startswith("<") else os.path.dirname(os.path.realpath(program))

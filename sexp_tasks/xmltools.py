@@ -1,6 +1,7 @@
 """Everything XML, through lxml: template documents, schema validation, lenient answer parsing.
 
-Nothing outside this module touches lxml: documents come back as plain XmlNode trees.
+Nothing outside this module touches lxml: documents come back as plain XmlNode trees. The functions
+that use lxml import it, so a program that reads no template starts without it (cli/startup.py).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import pytest
 from conftest import run_python, wait_for
 
 from sexp_tasks import __version__
+from sexp_tasks.cli.startup import LAZY_IMPORTS
 from sexp_tasks.config import load_dotenv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -656,40 +657,116 @@ def test_a_malformed_dotenv_line_does_not_crash(cli: Cli, workspace: Path, line:
     assert (code, out) == (EXIT_OK, "2\n")
 
 
-# No model, no heavy imports ---------------------------------------------------------------------
+# Start-up: what a start leaves for later (sexp_tasks/cli/startup.py lists it) ----------------------
 
-HEAVY = ("litellm", "tiktoken", "lxml", "prompt_toolkit")
+PROGRAM_LAZY = {name for name, lazy in LAZY_IMPORTS.items() if lazy.program}
+PROGRAM_LAZY |= {library for name in PROGRAM_LAZY for library in LAZY_IMPORTS[name].brings}
+EVERY_LAZY = set(LAZY_IMPORTS) | {library for lazy in LAZY_IMPORTS.values() for library in lazy.brings}
+
+
+def imported_modules(importtime_log: str) -> set[str]:
+    """The modules a `python -X importtime` run imported, from its log on stderr."""
+    lines = importtime_log.splitlines()
+    found = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")}
+    assert "sexp_tasks" in found  # the import log is really there
+    return found
+
+
+def loaded(names: set[str], modules: set[str]) -> set[str]:
+    """Which of names (a package stands for its submodules) are among modules."""
+    return {name for name in names if any(m == name or m.startswith(name + ".") for m in modules)}
+
+
+def imports_inside_functions(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements inside a function of tree (TYPE_CHECKING blocks aside)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    pending: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while pending:
+        node, in_function = pending.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and ast.unparse(child.test) == "TYPE_CHECKING":
+                continue
+            if in_function and isinstance(child, ast.Import | ast.ImportFrom):
+                found.append(child)
+            pending.append((child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)))
+    return found
+
+
+def function_local_imports() -> set[tuple[str, str]]:
+    """(importer, imported) for every import inside a function of the package: the package's own
+    modules by their full name, libraries by their top-level name."""
+    found = set()
+    for path in (ROOT / "sexp_tasks").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        importer = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        package = ".".join(parts[:-1])
+        for statement in imports_inside_functions(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(statement, ast.Import):
+                found.update((importer, alias.name.split(".")[0]) for alias in statement.names)
+                continue
+            base = package.rsplit(".", statement.level - 1)[0] if statement.level else ""
+            module = ".".join(filter(None, [base, statement.module or ""]))
+            if not module.startswith("sexp_tasks"):
+                found.add((importer, module.split(".")[0]))
+            elif statement.module is None:  # from . import submodule
+                found.update((importer, f"{module}.{alias.name}") for alias in statement.names)
+            else:
+                found.add((importer, module))
+    return found
+
+
+def test_the_list_of_lazy_imports_is_the_code_s_own() -> None:
+    """Every import inside a function is listed, with its importer, and nothing else is."""
+    listed = {(importer, name) for name, lazy in LAZY_IMPORTS.items() for importer in lazy.importers}
+    assert function_local_imports() == listed
+
+
+def test_help_imports_nothing_a_start_leaves_for_later(cli: Cli) -> None:
+    code, out, err = cli("--help", python_flags=("-X", "importtime"))
+    assert code == EXIT_OK and "usage: sexp" in out
+    assert loaded(EVERY_LAZY, imported_modules(err)) == set()
 
 
 def test_a_program_without_model_calls_imports_no_heavy_library(workspace: Path) -> None:
+    """Through the Python API: a program that reads and writes files, and records no run."""
     script = (
         "import sys\n"
         "from sexp_tasks.runtime import Runtime\n"
         "from sexp_tasks.config import Settings\n"
         "runtime = Runtime(Settings(workspace='.'))\n"
-        'value = runtime.run_source(\'(write-file "f.txt" (json-dump (map inc (range 3)))) '
-        '(json-parse (read-file "f.txt"))\')\n'
+        'value = runtime.run_source(\'(write-file "f.txt" (json-dump (map inc (range 3)))) \'\n'
+        "                           '(json-parse (read-file \"f.txt\"))')\n"
         "assert value == [1, 2, 3], value\n"
-        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n"
+        "print(sorted(sys.modules))\n"
     )
-    completed = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        timeout=60,
-    )
-    assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.strip() == "[]"
+    for _ in range(2):  # the first run caches the reader's tables
+        completed = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            timeout=60,
+        )
+        assert completed.returncode == 0, completed.stderr
+    modules = set(ast.literal_eval(completed.stdout))
+    assert "sexp_tasks.runtime" in modules and loaded(PROGRAM_LAZY, modules) == set()
 
 
 def test_the_cli_imports_no_heavy_library_for_a_plain_program(cli: Cli) -> None:
+    assert cli("eval", "1")[0] == EXIT_OK  # the reader's tables are cached from now on
     code, out, err = cli("eval", "(sum (range 10))", python_flags=("-X", "importtime"))
     assert (code, out) == (EXIT_OK, "45\n")
-    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in err.splitlines() if "|" in line}
-    assert "sexp_tasks" in imported  # the import log is really there
-    assert imported.isdisjoint(HEAVY)
+    assert loaded(PROGRAM_LAZY, imported_modules(err)) == set()
+
+
+def test_a_recorded_run_imports_sqlite3_and_nothing_else_it_does_not_use(cli: Cli, workspace: Path) -> None:
+    write(workspace / "prog.sexp", "(print (sum (range 10)))\n")
+    assert cli("eval", "1")[0] == EXIT_OK  # the reader's tables are cached from now on
+    code, out, err = cli("run", "prog.sexp", python_flags=("-X", "importtime"))
+    assert (code, out) == (EXIT_OK, "45\n")
+    assert (workspace / ".sexp" / "store.db").is_file()  # the run was recorded
+    assert loaded(PROGRAM_LAZY, imported_modules(err)) == {"sqlite3"}
 
 
 # sexp check -------------------------------------------------------------------------------------

@@ -10,6 +10,9 @@ from types import SimpleNamespace
 from ..config import load_settings
 from ..diagnostics import report, warning_line
 from ..errors import UsageError
+from ..memory import index_path
+from ..progress import progress
+from ..runs.store import Store
 
 EXIT_OK = 0
 
@@ -18,10 +21,6 @@ def run_index_command(
     path: str | None, store: str | None, workspace: str | None, quiet: bool, cwd: Path
 ) -> int:
     """Index path (default: the workspace) into the store; print one summary line unless quiet."""
-    from ..memory import index_path
-    from ..progress import progress
-    from ..runs.store import Store
-
     settings = load_settings(cwd, {"store": store, "workspace": workspace, "quiet": quiet or None})
 
     def warn(message: str) -> None:

@@ -27,8 +27,11 @@ from ..diagnostics import (
 from ..errors import OutputClosed, ReadError, UsageError
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.printer import to_json, to_repr
+from ..lang.quoting import datum
 from ..lang.values import Value
 from ..redact import hide_credentials_from_other_processes
+from ..syntax.nodes import FunctionCallNode, Literal, Symbol
+from .stdout import discard_stdout, guard_stdout
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -148,13 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutputClosed as closed:  # stdout closed or full: end quietly (SPEC §10.1)
         if getattr(args, "debug", False):
             sys.stderr.write(traceback_text(closed.cause))
-        from .stdout import discard_stdout
-
         discard_stdout()
         return EXIT_OK if closed.closed_pipe else EXIT_ERROR
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    """Carry out the command; a command's module is imported when it runs, so --help starts without
+    them (a start-up saving, listed in cli/startup.py with the Runtime and the reader below)."""
     cwd = Path.cwd()
     for warning in load_dotenv(cwd):
         report(warning_line(warning))
@@ -245,7 +248,7 @@ def _run(
     print_nil: bool,
     started: list[Any] | None = None,
 ) -> int:
-    from ..runtime import Runtime  # the runtime imports the reader (lark); keep --help fast
+    from ..runtime import Runtime  # lazy: --help starts without the language (cli/startup.py)
 
     bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
     # With --json, stdout holds the one JSON document; what the program prints goes to stderr.
@@ -288,8 +291,7 @@ def _bindings(assignments: list[str], literal: bool) -> list[tuple[str, Value]]:
 
 def _global_name(name: str, flag: str) -> str:
     """name, when a program could bind it: a symbol that is not a special form's name."""
-    from ..lang.forms import SPECIAL_FORMS
-    from ..syntax.nodes import Symbol
+    from ..lang.forms import SPECIAL_FORMS  # lazy, as the reader is (cli/startup.py)
     from ..syntax.reader import read
 
     if name in SPECIAL_FORMS:
@@ -305,9 +307,7 @@ def _global_name(name: str, flag: str) -> str:
 
 def literal_value(raw: str) -> Value:
     """The value of raw when it reads as one literal (number, string, boolean, nil, quoted datum)."""
-    from ..lang.quoting import datum
-    from ..syntax.nodes import FunctionCallNode, Literal
-    from ..syntax.reader import read
+    from ..syntax.reader import read  # lazy: --help starts without it (cli/startup.py)
 
     try:
         forms = read(raw, "--set")
@@ -323,7 +323,7 @@ def literal_value(raw: str) -> Value:
 
 
 def _check(files: list[str], settings: Settings) -> int:
-    from ..runtime import Runtime
+    from ..runtime import Runtime  # lazy, as in _run
     from ..syntax.reader import read
 
     status = EXIT_OK
@@ -352,8 +352,6 @@ def _check(files: list[str], settings: Settings) -> int:
 
 def entry_point() -> None:
     """The console script: exit with main's status."""
-    from .stdout import discard_stdout, guard_stdout
-
     guard_stdout()
     status = main()
     try:

@@ -7,13 +7,14 @@ from pathlib import Path
 from ..config import Settings
 from ..diagnostics import error_line, format_error, report
 from ..errors import SexpError
+from ..tasks.template import load_templates
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 def run_tasks_command(action: str, operands: list[str], settings: Settings) -> int:
     """Carry out one tasks subcommand; the exit status."""
-    from ..runtime import Runtime
+    from ..runtime import Runtime  # lazy: `validate` needs no Runtime (cli/startup.py)
 
     if action == "validate":
         return _validate(operands)
@@ -36,8 +37,6 @@ def run_tasks_command(action: str, operands: list[str], settings: Settings) -> i
 
 
 def _validate(paths: list[str]) -> int:
-    from ..tasks.template import load_templates
-
     status = EXIT_OK
     files: list[Path] = []
     for name in paths:

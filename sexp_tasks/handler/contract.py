@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cost import CostBudget
-
-if TYPE_CHECKING:
-    from .replay import Cassette, MockScript
+from .replay import Cassette, MockScript
 
 BASE_SYSTEM_PROMPT = "You are a careful assistant that completes one well-defined task at a time."
 
@@ -69,7 +67,7 @@ class HandlerConfig:
 class HandlerServices:
     """Mutable services shared by every Handler of a run: mock script, cassette, user, warnings."""
 
-    mock: MockScript = field(default_factory=lambda: _services().MockScript())
+    mock: MockScript = field(default_factory=MockScript)
     cassette: Cassette | None = None
     ask_user: Callable[[str], str] | None = None
     warn: Callable[[str], None] = field(default=lambda message: None)
@@ -82,8 +80,3 @@ class HandlerServices:
     # The run's cost budget: each call reserves its estimated cost before it is sent.
     budget: CostBudget = field(default_factory=CostBudget)
 
-
-def _services() -> Any:
-    from . import replay as services
-
-    return services

@@ -11,6 +11,7 @@ import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from functools import cache
+from importlib.util import find_spec
 from typing import Any
 
 from ..lang.values import well_formed
@@ -114,8 +115,6 @@ def input_window(model: str) -> int:
 @cache
 def _model_map() -> dict[str, Any]:
     """litellm's bundled model map, found on disk; {} when it cannot be read."""
-    from importlib.util import find_spec
-
     spec = find_spec("litellm")  # locates the package without running it
     for directory in (spec.submodule_search_locations or []) if spec else []:
         try:

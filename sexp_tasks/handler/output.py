@@ -201,7 +201,7 @@ def _matches_kind(value: Any, kind: str) -> bool:
 
 
 def _schema_violations(value: Any, schema: dict[str, Any]) -> list[str] | None:
-    import jsonschema
+    import jsonschema  # lazy (a start-up saving: cli/startup.py)
 
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))

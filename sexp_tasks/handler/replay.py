@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ServiceError, UsageError
 from ..lang.suggest import did_you_mean
 from ..redact import scrub
+from ..run_context import ProgramOrder
 from .llm import MockReply, ModelReply
 
 
@@ -26,8 +27,6 @@ class MockScript:
         entries: list[Any] | dict[str, list[Any]] | None = None,
         warn: Callable[[str], None] = lambda message: None,
     ) -> None:
-        from ..run_context import ProgramOrder
-
         self.by_template = isinstance(entries, dict)
         lists = entries if isinstance(entries, dict) else {"": entries or []}
         self.replies = {

@@ -16,7 +16,7 @@ def _encoding() -> Any:
     if spec is not None and spec.submodule_search_locations:
         package = list(spec.submodule_search_locations)[0]
         os.environ["TIKTOKEN_CACHE_DIR"] = os.path.join(package, "litellm_core_utils", "tokenizers")
-    import tiktoken
+    import tiktoken  # lazy (a start-up saving: cli/startup.py)
 
     return tiktoken.get_encoding("cl100k_base")
 

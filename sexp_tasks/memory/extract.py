@@ -12,6 +12,7 @@ of characters (`(.+?)\\s*#*\\s*$`); what would need that is plain string code.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -46,8 +47,6 @@ def describe(path: str, text: str) -> Metadata:
 
 
 def _python(text: str) -> tuple[str, list[str]]:
-    import ast
-
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

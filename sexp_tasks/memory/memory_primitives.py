@@ -8,6 +8,7 @@ from ..lang.primitives import primitive
 from ..lang.primitives.options import ABSENT, keyword_option, positive_integer
 from ..lang.primitives.strings import as_string
 from ..tasks.task_services import TaskServices
+from .relevant import relevant_files
 
 DEFAULT_LIMIT = 10
 
@@ -15,8 +16,6 @@ DEFAULT_LIMIT = 10
 @primitive("get-context", "get_context", signature="(get-context query [:limit n])")
 def get_context(ctx: TaskServices, query: Any, *options: Any) -> list[dict[str, Any]]:
     """Indexed files relevant to query, best first: dicts with path, score and summary (`:limit n`)."""
-    from . import relevant_files
-
     text = as_string("get-context", query)
     limit = _limit(options)
     journal = ctx.tasks.journal

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..runs.store import Store
 from .system import MemorySystem, RelevantFile
 
 TEMPLATE = "associative_matching"
@@ -36,7 +37,6 @@ def relevant_files(
     if not Path(settings.store).is_file():  # asking must not create a store
         warn(f"no file index at '{settings.store}'; run `sexp index` to build one")
         return []
-    from ..runs.store import Store
 
     opened = Store(settings.store, create=False)
     try:

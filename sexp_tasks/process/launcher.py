@@ -48,7 +48,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def _prctl(option: int, value: int) -> bool:
     """Call prctl(2); False where there is none (not Linux) or it fails."""
     try:
-        import ctypes
+        import ctypes  # lazy: the package imports this file for `descendants` alone (cli/startup.py)
 
         libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(option, value, 0, 0, 0) == 0)

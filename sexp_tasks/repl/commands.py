@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import error_line, format_error
 from ..errors import SexpError
+from ..lang.forms import SPECIAL_FORMS
 from ..lang.printer import to_repr
 from ..lang.suggest import did_you_mean
 from ..runs.traces import format_trace, preview
@@ -75,7 +76,6 @@ def _show(session: Session, operand: str) -> Reply:
     template = session.runtime.tasks.library.get(operand)
     if template is not None:
         return Printed(template.describe())
-    from ..lang.forms import SPECIAL_FORMS
 
     if operand in SPECIAL_FORMS:
         return Printed(f"{operand}: special form")

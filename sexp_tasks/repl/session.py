@@ -30,6 +30,7 @@ from ..runs.journal import Journal, new_run_id, program_hash
 from ..runs.store import Store
 from ..runtime import Runtime
 from ..syntax.reader import read
+from .commands import COMMANDS, run_command
 from .replies import Failed, Incomplete, Printed, Reply
 
 T = TypeVar("T")
@@ -119,8 +120,6 @@ class Session:
         if undecodable:
             return Failed(undecodable)
         if stripped.startswith(":"):
-            from .commands import run_command
-
             return run_command(self, stripped)
         return self.evaluate(lambda: self.runtime.run_source(text, ORIGIN), ORIGIN, text)
 
@@ -181,8 +180,6 @@ class Session:
         if stripped.startswith(":"):
             command, space, operand = stripped.partition(" ")
             if not space:
-                from .commands import COMMANDS
-
                 return command, sorted(f":{name}" for name in COMMANDS if f":{name}".startswith(command))
             if command == ":load":
                 return operand, _paths(operand)

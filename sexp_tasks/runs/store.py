@@ -1,23 +1,28 @@
 """The run store (SPEC §6): one SQLite file holding runs, their journaled steps and the file index.
 
-The only module that imports sqlite3. Every write is its own short transaction, committed as it
-happens, so a run killed at any point leaves every completed step behind. WAL lets `sexp runs`
-read while a run writes. One connection is shared by a run's threads (pmap) behind a lock.
+The only module that imports sqlite3, and only when a store is opened (a recorded or resumed run,
+a command that reads the store): a program that records no run starts without it. Every write is
+its own short transaction, committed as it happens, so a run killed at any point leaves every
+completed step behind. WAL lets `sexp runs` read while a run writes. One connection is shared by
+a run's threads (pmap) behind a lock.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 from ..redact import scrub
+
+if TYPE_CHECKING:
+    import sqlite3
 
 SCHEMA_VERSION = 1
 LOCK_PATIENCE_SECONDS = 0.2  # how long taking a run's lock waits out a process only looking at it
@@ -72,6 +77,11 @@ class Store:
         if not create and not self.path.is_file():
             raise StoreError(f"no run store at '{self.path}'")
         self._lock = threading.Lock()
+        # Imported when the first store opens (a start-up saving, cli/startup.py), as the module's
+        # global: every other use of it is in a method of an open store.
+        global sqlite3
+        import sqlite3
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
@@ -99,8 +109,6 @@ class Store:
     def hold_run(self, run_id: str) -> Any:
         """An exclusive lock on run_id for this process's lifetime (the OS drops it when the
         process dies, even by kill -9); StoreError when another process holds it."""
-        import fcntl
-
         locks = self._locks()
         try:
             locks.mkdir(exist_ok=True)
@@ -120,8 +128,6 @@ class Store:
 
     def run_is_held(self, run_id: str) -> bool:
         """Whether a live process (this one included) holds run_id's lock."""
-        import fcntl
-
         if not run_id or "/" in run_id or run_id in (".", ".."):
             return False
         try:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..process.child_processes import run_command
 from .context import ContextPolicy
 from .template import FilePaths
 
@@ -91,8 +92,6 @@ def command_listing(workspace: Path, timeout: float) -> CommandListing:
     """Runs a file_paths command in the workspace: the paths it prints, one per line."""
 
     def list_command(command: str) -> tuple[list[str], list[str]]:
-        from ..process.child_processes import run_command
-
         try:
             outcome = run_command(command, workspace, timeout)
         except (OSError, ValueError) as err:

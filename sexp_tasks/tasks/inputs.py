@@ -11,6 +11,7 @@ from typing import Any
 
 from ..lang.printer import display, to_json_value
 from ..lang.suggest import did_you_mean
+from ..lang.values import type_name
 from ..results import TaskResult
 from .template import PLACEHOLDER, InputSpec, TaskTemplate
 
@@ -95,8 +96,6 @@ def _checked(task: str, spec: InputSpec, value: Any) -> Any:
         "object": lambda v: isinstance(v, dict),
     }.get(spec.type, lambda v: True)
     if not ok(value):
-        from ..lang.values import type_name
-
         raise InputError(
             spec.name, f"task '{task}': input '{spec.name}' must be {spec.type}, got {type_name(value)}"
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..errors import TemplateError
+from ..errors import NameError_, TemplateError
 from ..lang.suggest import did_you_mean
 from .template import TaskTemplate, check_rules, load_templates
 
@@ -89,8 +89,6 @@ class TaskLibrary:
         """The template, or a VALIDATION-free lookup error naming close matches."""
         template = self.get(name)
         if template is None:
-            from ..errors import NameError_
-
             raise NameError_(f"unknown task '{name}'{self.suggestion(name)}")
         return template
 

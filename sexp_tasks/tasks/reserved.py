@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lang.values import Value
+from ..lang.values import Value, type_name
 from .context import ContextError, parse_overrides
 from .inputs import InputError
 from .settings import Parsers, count, read_settings, strict_flag
@@ -88,6 +88,4 @@ def _history(value: Value) -> HistoryConfig:
 
 
 def _kind(value: Value) -> str:
-    from ..lang.values import type_name
-
     return type_name(value)

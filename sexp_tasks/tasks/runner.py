@@ -6,23 +6,30 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import Settings
 from ..errors import NoModelError, SexpError
+from ..handler.contract import HandlerConfig, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
+from ..handler.handler import Handler
 from ..lang.values import Value
 from ..resources import data_dir
 from ..results import FAILED, TaskError, TaskResult, record_verdict
 from ..run_context import run_context, within
 from ..runs.journal import Journal, fingerprint
-from .given_files import MemoryQuery, file_stamps
+from ..runs.store import Store
+from .context import ContextError, inherited_context, resolve
+from .given_files import MemoryQuery, command_listing, file_stamps, gather_files
 from .handler_services import make_handler_services, read_mock_script
 from .history import History
-from .inputs import InputError, substitute
+from .inputs import InputError, prepare_inputs, substitute
 from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
 from .library import TaskLibrary
+from .matching import match_templates
+from .reserved import read_options
 from .task import Task, input_failure
 from .template import TaskTemplate
 
@@ -88,8 +95,6 @@ class TaskSystem:
 
     def match(self, text: str) -> list[tuple[float, TaskTemplate]]:
         """Up to 5 templates for text, best first; past successScores in the store raise scores."""
-        from .matching import match_templates
-
         return match_templates(text, self.library.templates.values(), past_scores=self.past_scores())
 
     def past_scores(self) -> dict[str, float]:
@@ -98,7 +103,6 @@ class TaskSystem:
             return self.journal.store.success_scores()
         if not Path(self.settings.store).is_file():
             return {}  # asking must not create a store
-        from ..runs.store import Store
 
         store = Store(self.settings.store, create=False)
         try:
@@ -135,11 +139,6 @@ class TaskSystem:
 
         operator names whose context defaults apply (§3.5); site, the journal's key for a call
         with no source position (a subtask's)."""
-        from ..handler.contract import HandlerConfig, OutputSpec, TaskPrompt
-        from .context import ContextError, inherited_context, resolve
-        from .given_files import command_listing, gather_files
-        from .reserved import read_options
-
         operator = operator or run_context().operator
         try:
             options = read_options(template, reserved)
@@ -198,7 +197,6 @@ class TaskSystem:
             refused = self._over_budget(template)
             if refused is not None:
                 return refused
-            from ..handler.handler import Handler
 
             result = Handler(config, self.services()).run(prompt)  # each call reserves from the budget
             if file_warnings:
@@ -266,10 +264,7 @@ class TaskSystem:
     # Subtasks ---------------------------------------------------------------------------------
     def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
         """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
-        from dataclasses import replace
-
-        from .inputs import prepare_inputs
-        from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs
+        from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs  # lazy: 1 ms
 
         here = run_context()
         chain = here.subtasks

@@ -8,6 +8,7 @@ from ...errors import FormError, ValueError_
 from ...lang.forms import special_form, walk_clauses
 from ...lang.values import Code, Value
 from ...syntax.nodes import FunctionCallNode
+from ..context import ContextError, parse_overrides, resolve, sequential_frame
 
 if TYPE_CHECKING:
     from ...lang.check import Checker
@@ -26,8 +27,6 @@ def check_sequential(checker: Checker, form: FunctionCallNode, local: frozenset[
 
 @special_form("sequential", check=check_sequential)
 def compile_sequential(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
-    from ..context import ContextError, parse_overrides, resolve, sequential_frame
-
     args = list(form.args)
     settings: list[tuple[str, Code]] = []
     first = args[0] if args else None

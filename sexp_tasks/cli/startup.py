@@ -1,0 +1,145 @@
+"""What starting `sexp` leaves for later: the one list of the package's function-local imports.
+
+An import inside a function is kept only where it is measured to matter at start-up (or breaks
+an import cycle; none does today); every one of them is listed here, with who imports what and
+why. Nothing in the package reads this list: the start-up tests do (tests/test_cli.py). They check
+that the list names exactly the function-local imports the code has, that `sexp --help` imports
+none of these modules, and that a program that calls no model imports none of those marked
+`program` (sqlite3 only when it records a run), so a new eager import of one of them fails a test.
+
+Costs were measured with `python -X importtime`, each module imported after what that start has
+already loaded (`sexp_tasks.cli.main` for --help, `sexp_tasks.runtime` for a program).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A module imported inside a function: by whom, what it costs, and what starts without it."""
+
+    importers: tuple[str, ...]  # the modules that import it inside a function
+    why: str  # what needs it, and what importing it at the top would cost
+    program: bool  # a program that calls no model and records no run starts without it (not only --help)
+    brings: tuple[str, ...] = ()  # libraries that come only with it (the start-up tests check them too)
+
+
+LAZY_IMPORTS: dict[str, Lazy] = {
+    # Libraries: a program loads each only when it does what needs it.
+    "litellm": Lazy(
+        ("sexp_tasks.handler.llm",),
+        "the first model call: seconds, and it may try the network (SPEC §1)",
+        program=True,
+    ),
+    "asyncio": Lazy(
+        ("sexp_tasks.handler.llm",),
+        "litellm's async transport, for a model call: 14 ms",
+        program=True,
+    ),
+    "tiktoken": Lazy(
+        ("sexp_tasks.handler.tokens",),
+        "counting a prompt's tokens: 5 ms",
+        program=True,
+    ),
+    "jsonschema": Lazy(
+        ("sexp_tasks.handler.output",),
+        "checking an answer against its JSON schema: 33 ms",
+        program=True,
+    ),
+    "lxml": Lazy(
+        ("sexp_tasks.xmltools",),
+        "reading a task template (the stdlib's are read when first called): 5 ms",
+        program=True,
+    ),
+    "sqlite3": Lazy(
+        ("sexp_tasks.runs.store",),
+        "opening the run store: a recorded or resumed run, get-context, `sexp runs`: 3 ms",
+        program=True,
+    ),
+    "regex": Lazy(
+        ("sexp_tasks.lang.primitives.text",),
+        "a program's first pattern: 6 ms",
+        program=True,
+    ),
+    "lark": Lazy(
+        ("sexp_tasks.syntax.tables",),
+        "the reader's tables when their cache is cold: 20 ms, then the grammar's analysis",
+        program=True,
+    ),
+    "tomllib": Lazy(
+        ("sexp_tasks.config",),
+        "reading sexp.toml, when there is one: 2 ms",
+        program=True,
+    ),
+    "difflib": Lazy(
+        ("sexp_tasks.lang.suggest",),
+        "a did-you-mean suggestion in an error message: 0.7 ms",
+        program=True,
+    ),
+    # The package's own modules that a program needs only when it does what they do.
+    "sexp_tasks.process.script_runner": Lazy(
+        ("sexp_tasks.tasks.forms.scripts",),
+        "a program's first system:run_script: 1.1 ms",
+        program=True,
+    ),
+    "sexp_tasks.tasks.subtasks": Lazy(
+        ("sexp_tasks.tasks.runner",),
+        "a model's first spawn_subtask request: 1 ms",
+        program=True,
+    ),
+    "sexp_tasks.repl.shell": Lazy(
+        ("sexp_tasks.repl",),
+        "the REPL on a terminal (a piped REPL runs without prompt_toolkit and pygments): 60 ms",
+        program=True,
+        brings=("prompt_toolkit", "pygments"),
+    ),
+    # What `sexp --help` and `--version` start without: argparse and the package's small modules.
+    "ctypes": Lazy(
+        ("sexp_tasks.redact", "sexp_tasks.process.launcher", "sexp_tasks.lang.deepstack"),
+        "hiding credentials (every command but --help), a script, an interrupt: 1.5 ms",
+        program=False,
+    ),
+    "sexp_tasks.runtime": Lazy(
+        ("sexp_tasks.cli.main", "sexp_tasks.cli.task_commands"),
+        "running or checking a program: the language and the task system, 100 ms"
+        " (`sexp tasks validate` reads templates without them)",
+        program=False,
+    ),
+    "sexp_tasks.repl": Lazy(
+        ("sexp_tasks.cli.main",),
+        "the REPL, whose session builds a Runtime: 100 ms",
+        program=False,
+    ),
+    "sexp_tasks.cli.run_commands": Lazy(
+        ("sexp_tasks.cli.main",),
+        "`sexp runs` and `trace`: the run store, and traces (which import the handler): 35 ms",
+        program=False,
+    ),
+    "sexp_tasks.cli.index_commands": Lazy(
+        ("sexp_tasks.cli.main",),
+        "`sexp index`: the memory system and the run store: 18 ms",
+        program=False,
+    ),
+    "sexp_tasks.cli.task_commands": Lazy(
+        ("sexp_tasks.cli.main",),
+        "`sexp tasks`: the template loader: 6 ms",
+        program=False,
+    ),
+    "sexp_tasks.syntax.reader": Lazy(
+        ("sexp_tasks.cli.main",),
+        "reading --set values and the files `sexp check` checks: 6 ms",
+        program=False,
+    ),
+    "sexp_tasks.lang.forms": Lazy(
+        ("sexp_tasks.cli.main",),
+        "refusing a special form's name in --set: 10 ms",
+        program=False,
+    ),
+    "sexp_tasks.runs.traces": Lazy(
+        ("sexp_tasks.diagnostics",),
+        "an error's data, clipped as a trace clips it (traces import the handler): 30 ms",
+        program=False,
+    ),
+}
