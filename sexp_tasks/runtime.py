@@ -1,5 +1,6 @@
-"""The composition root: one Runtime wires reader, compiler, globals, primitives and prelude, and
-installs the task system and the memory system in the language core."""
+"""The composition root: one Runtime is the language core (lang/interpreter.py: globals,
+primitives, prelude, compiler) with the task system and the memory system installed in it, the
+services its primitives ask for, and the recording of runs."""
 
 from __future__ import annotations
 
@@ -12,18 +13,13 @@ from typing import TextIO
 from .config import Settings
 from .errors import FileError, OutputClosed, RunError, SexpError
 from .lang.check import check_forms
-from .lang.compiler import Compiler
-from .lang.deepstack import allow_recursion
-from .lang.environment import TOP_FRAME, GlobalEnvironment
-from .lang.forms import SPECIAL_FORMS
-from .lang.prelude import LazyDefinitions
-from .lang.primitives import install_primitives
+from .lang.environment import TOP_FRAME
+from .lang.interpreter import Interpreter
 from .lang.printer import to_json_value
 from .lang.values import Code, Value
 from .memory import memory_primitives  # noqa: F401  (registers the memory primitives)
 from .memory.system import MemorySystem
 from .process.workspace import READ_LIMIT, Workspace
-from .resources import data_dir
 from .results import TaskResult
 from .runs.journal import Journal, new_run_id, program_hash
 from .runs.store import Store
@@ -54,18 +50,13 @@ class Runtime(TaskServices):
         self.settings = settings or Settings()
         self.out = out or sys.stdout
         self.err = err or sys.stderr
-        self.globals = GlobalEnvironment()
-        self.globals.reserved = tuple(SPECIAL_FORMS)
-        allow_recursion(self.settings.recursion_limit)
-        self.tasks = TaskSystem(self.settings, self.warn, self.err)
-        self.compiler = Compiler(self.globals, self.settings.recursion_limit)
         self.workspace = Workspace(self.settings.workspace)
         self._loading: list[Path] = []
         self._run_lock: object | None = None  # held while this process records a run
         self._memory_store: Store | None = None  # the store fresh context reads when not recording
-        install_primitives(self.globals, self)
-        self.library = LazyDefinitions(self.compiler, self.globals)
-        self.library.add_file(data_dir("stdlib") / "prelude.sexp")
+        core = Interpreter(self, self.settings.recursion_limit)
+        self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
+        self.tasks = TaskSystem(self.settings, self.warn, self.err)
         install_tasks(self.tasks, self.compiler, self.library)
         self.tasks.memory_query = self.relevant_files
         if load_templates:
