@@ -39,6 +39,11 @@ def warning_line(message: str) -> str:
     return f"warning: {message}"
 
 
+def log_line(message: str) -> str:
+    """`log: message`: what a program's `log` writes."""
+    return f"log: {message}"
+
+
 def format_failure(exc: BaseException, debug: bool = False, debug_hint: bool = False) -> str:
     """What ended an evaluation, for people: a SexpError as format_error renders it, Python's
     RecursionError as nesting too deep, anything else as an internal error (a bug in sexp, not

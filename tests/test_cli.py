@@ -853,6 +853,35 @@ def test_check_accepts_a_redefinition_with_another_arity(cli: Cli, workspace: Pa
     assert cli("check", "redef.sexp") == (EXIT_OK, "redef.sexp: ok\n", "")
 
 
+def test_check_builds_no_runtime(workspace: Path) -> None:
+    """`sexp check` builds only what checking reads (the language core with the task forms, the
+    templates the program sees: its own tasks/ directory too), never a whole Runtime or its Workspace."""
+    write(
+        workspace / "tasks" / "greet.xml",
+        '<task name="greet" type="atomic"><description>d</description><instructions>Hi {{who}}</instructions>'
+        '<inputs><input name="who" type="string">who</input></inputs></task>',
+    )
+    program = write(workspace / "prog.sexp", '(greet (who "x"))\n(greet (whom "x"))\n')
+    out = run_python(
+        "import sys\n"
+        "from sexp_tasks import runtime\n"
+        "from sexp_tasks.process import workspace\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise AssertionError('built to check a file')\n"
+        "runtime.Runtime.__init__ = refuse\n"
+        "workspace.Workspace.__init__ = refuse\n"
+        "from sexp_tasks.cli.main import main\n"
+        "sys.stderr = sys.stdout\n"
+        f"print('exit', main(['check', {str(program)!r}]))\n"
+    )
+    headers = [line for line in out.splitlines() if ": error: " in line or line.startswith("exit")]
+    assert headers == [
+        f"{program}:2:1: error: task 'greet': missing required input 'who'",
+        f"{program}:2:8: error: task 'greet' has no input 'whom' (declared: who); did you mean 'who'?",
+        "exit 1",
+    ], out
+
+
 # Printing big integers ----------------------------------------------------------------------------
 
 

@@ -323,7 +323,7 @@ def literal_value(raw: str) -> Value:
 
 
 def _check(files: list[str], settings: Settings) -> int:
-    from ..runtime import Runtime  # lazy, as in _run
+    from ..runtime import program_checker  # lazy, as in _run
     from ..syntax.reader import read
 
     status = EXIT_OK
@@ -340,7 +340,7 @@ def _check(files: list[str], settings: Settings) -> int:
             report(format_error(err))
             status = max(status, EXIT_USAGE)
             continue
-        problems = Runtime(settings, program=Path(name)).check(forms)
+        problems = program_checker(settings, Path(name))(forms)
         for problem in problems:
             report(format_error(problem))
         if problems:
