@@ -14,6 +14,7 @@ import traceback
 from .errors import SexpError, UserError
 from .lang.printer import to_repr
 from .redact import scrub
+from .results import TaskResult
 
 _MAX_SHOWN = 160
 _MAX_DATA = 200  # characters of an (error msg data)'s data shown after its message
@@ -37,6 +38,14 @@ def error_line(message: str, where: str | None = None) -> str:
 def warning_line(message: str) -> str:
     """`warning: message`: something worth knowing that stops nothing."""
     return f"warning: {message}"
+
+
+def failed_result_line(value: object) -> str | None:
+    """`error: TYPE reason: message` when value is a FAILED TaskResult (the line the CLI writes
+    on stderr and the REPL shows under the value), else None."""
+    if isinstance(value, TaskResult) and value.failed and value.error is not None:
+        return error_line(value.error.summary())
+    return None
 
 
 def log_line(message: str) -> str:

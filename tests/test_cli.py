@@ -355,18 +355,76 @@ def _base_name(base: ast.expr) -> str:
     return base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
 
 
-def test_the_cli_and_the_repl_write_no_error_line_by_hand() -> None:
-    """Their `error:`, `warning:` and `internal error` lines all come from sexp_tasks.diagnostics."""
-    by_hand = [
-        f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
-        for folder in ("cli", "repl")
-        for path in sorted((ROOT / "sexp_tasks" / folder).glob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and re.search(r"(^|: )(error|warning): |internal error", node.value)
-    ]
+# Strings that are a tool's answer to a model, not a line for people: (module, function).
+TOOL_ANSWERS = {
+    ("sexp_tasks/handler/tools.py", "run"),
+    ("sexp_tasks/handler/tools.py", "_list_files"),
+    ("sexp_tasks/handler/tools.py", "_run_command"),
+    ("sexp_tasks/handler/tools.py", "_ask_user"),
+    ("sexp_tasks/handler/handler.py", "_spawn_subtask"),
+}
+
+
+def test_no_module_writes_an_error_line_by_hand() -> None:
+    """Every `error:`, `warning:`, `log:` and `internal error` line comes from sexp_tasks.diagnostics."""
+    by_hand = []
+    for path in sorted((ROOT / "sexp_tasks").rglob("*.py")):
+        module = str(path.relative_to(ROOT))
+        if module == "sexp_tasks/diagnostics.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        answers = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef) and (module, node.name) in TOOL_ANSWERS
+        ]
+        exempt = {id(inner) for answer in answers for inner in ast.walk(answer)}
+        exempt |= {id(doc) for doc in _docstrings(tree)}
+        by_hand += [
+            f"{module}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in exempt
+            and re.search(r"(^|: )(error|warning|log): |internal error", node.value)
+        ]
     assert by_hand == []
+    assert len({module for module, _ in TOOL_ANSWERS}) == 2  # the exemptions name real modules
+    for module, function in TOOL_ANSWERS:
+        assert f"def {function}(" in (ROOT / module).read_text(encoding="utf-8"), (module, function)
+
+
+def _docstrings(tree: ast.Module) -> list[ast.expr]:
+    """The docstrings of a module, its classes and its functions (prose, not output)."""
+    kinds = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    scopes = [tree, *(node for node in ast.walk(tree) if isinstance(node, kinds))]
+    firsts = [scope.body[0] for scope in scopes if scope.body]
+    expressions = [first.value for first in firsts if isinstance(first, ast.Expr)]
+    return [value for value in expressions if isinstance(value, ast.Constant)]
+
+
+def test_results_are_recognised_by_their_type_not_by_their_attributes() -> None:
+    """A FAILED TaskResult's error line comes from diagnostics, for the CLI and the REPL alike; a
+    value that only looks like one is no result."""
+    from sexp_tasks.diagnostics import failed_result_line
+    from sexp_tasks.results import FAILED, TaskError, TaskResult
+
+    failed = TaskResult("", FAILED, error=TaskError("TASK_FAILURE", "too slow", reason="timeout"))
+    assert failed_result_line(failed) == "error: TASK_FAILURE timeout: too slow"
+    assert failed_result_line(TaskResult("fine")) is None
+    lookalike = type("Lookalike", (), {"failed": True, "failure_line": lambda self: "error: x"})()
+    assert failed_result_line(lookalike) is None
+    duck_typed = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in sorted((ROOT / "sexp_tasks").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) in ("getattr", "hasattr")
+        and len(node.args) > 1
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value in ("failed", "failure_line")
+    ]
+    assert duck_typed == []
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from ..config import Settings, load_dotenv, load_settings
 from ..diagnostics import (
     INTERRUPTED,
     error_line,
+    failed_result_line,
     format_error,
     format_failure,
     report,
@@ -262,9 +263,9 @@ def _run(
     else:
         value = runtime.run_recorded(path, text, dict(bindings), args.resume, args.force)
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
-    failure_line = getattr(value, "failure_line", None)  # a FAILED TaskResult
-    if failure_line is not None and failure_line() is not None:
-        report(failure_line())
+    failure = failed_result_line(value)
+    if failure is not None:
+        report(failure)
         return EXIT_ERROR
     return EXIT_OK
 
