@@ -106,11 +106,15 @@ def _data(err: SexpError) -> str:
     """' <printed data>' of an `(error msg data)`, on one line and clipped; '' for other errors."""
     if not isinstance(err, UserError) or err.details is None:
         return ""
-    # Lazy: runs.traces imports the handler, which --help starts without (cli/startup.py).
-    from .runs.traces import preview
-
     try:
         printed = to_repr(err.details)
     except RecursionError:  # data nested deeper than the stack the error is shown on
         printed = "…"
     return " " + preview(printed, _MAX_DATA)
+
+
+def preview(text: str, limit: int) -> str:
+    """text on one line, cut to limit characters with an ellipsis (an error's data, a trace's
+    results, the REPL's values)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

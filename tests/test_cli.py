@@ -244,6 +244,20 @@ def test_an_uncaught_errors_data_is_clipped_to_one_line(cli: Cli) -> None:
     assert err.splitlines()[1] == '  (error "big" (list "line\\none" (range 500)))'
 
 
+def test_the_renderer_clips_an_errors_data_without_the_runs_stage() -> None:
+    """diagnostics, which every command and the REPL use, depends on no stage above the core."""
+    out = run_python(
+        "import sys\n"
+        "from sexp_tasks.diagnostics import format_error\n"
+        "from sexp_tasks.errors import UserError\n"
+        "print(format_error(UserError('big', details=list(range(500)))))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('sexp_tasks.runs', 'sexp_tasks.handler'))))\n"
+    )
+    first, loaded = out.splitlines()
+    assert first.startswith("error: big (0 1 2 3 ") and first.endswith("…") and len(first) < 300
+    assert loaded == "[]"
+
+
 def test_an_error_inside_a_library_procedure_points_at_the_call_and_notes_the_library(
     cli: Cli, workspace: Path
 ) -> None:

@@ -137,9 +137,4 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         "refusing a special form's name in --set: 10 ms",
         program=False,
     ),
-    "sexp_tasks.runs.traces": Lazy(
-        ("sexp_tasks.diagnostics",),
-        "an error's data, clipped as a trace clips it (traces import the handler): 30 ms",
-        program=False,
-    ),
 }
