@@ -14,6 +14,7 @@ import traceback
 from .errors import SexpError, UserError
 from .lang.printer import to_repr
 from .redact import scrub
+from .results import TaskResult
 
 _MAX_SHOWN = 160
 _MAX_DATA = 200  # characters of an (error msg data)'s data shown after its message
@@ -37,6 +38,19 @@ def error_line(message: str, where: str | None = None) -> str:
 def warning_line(message: str) -> str:
     """`warning: message`: something worth knowing that stops nothing."""
     return f"warning: {message}"
+
+
+def failed_result_line(value: object) -> str | None:
+    """`error: TYPE reason: message` when value is a FAILED TaskResult (the line the CLI writes
+    on stderr and the REPL shows under the value), else None."""
+    if isinstance(value, TaskResult) and value.failed and value.error is not None:
+        return error_line(value.error.summary())
+    return None
+
+
+def log_line(message: str) -> str:
+    """`log: message`: what a program's `log` writes."""
+    return f"log: {message}"
 
 
 def format_failure(exc: BaseException, debug: bool = False, debug_hint: bool = False) -> str:
@@ -92,11 +106,15 @@ def _data(err: SexpError) -> str:
     """' <printed data>' of an `(error msg data)`, on one line and clipped; '' for other errors."""
     if not isinstance(err, UserError) or err.details is None:
         return ""
-    # Lazy: runs.traces imports the handler, which --help starts without (cli/startup.py).
-    from .runs.traces import preview
-
     try:
         printed = to_repr(err.details)
     except RecursionError:  # data nested deeper than the stack the error is shown on
         printed = "…"
     return " " + preview(printed, _MAX_DATA)
+
+
+def preview(text: str, limit: int) -> str:
+    """text on one line, cut to limit characters with an ellipsis (an error's data, a trace's
+    results, the REPL's values)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,6 +1,6 @@
 """Progress of long work: a one-line bar on stderr when it is a terminal, nothing otherwise.
 
-    with progress(ctx, "pmap", len(items)) as bar:
+    with progress(sys.stderr, settings.quiet, "pmap", len(items)) as bar:
         ...
         bar.advance()
 
@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TextIO
 
 BAR_WIDTH = 30
 INTERVAL = 0.1  # seconds between redraws
@@ -100,11 +100,9 @@ class Progress:
         self.finish()
 
 
-def progress(ctx: Any, label: str, total: int) -> Progress:
-    """A reporter on the runtime's stderr (ctx.err), drawing only on a terminal and when not quiet."""
-    stream: TextIO = ctx.err
-    enabled = not ctx.settings.quiet and is_terminal(stream)
-    return Progress(label, total, stream, enabled)
+def progress(stream: TextIO, quiet: bool, label: str, total: int) -> Progress:
+    """A reporter on stream (the runtime's stderr), drawing only on a terminal and when not quiet."""
+    return Progress(label, total, stream, not quiet and is_terminal(stream))
 
 
 def is_terminal(stream: TextIO) -> bool:

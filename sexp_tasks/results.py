@@ -90,12 +90,6 @@ class TaskResult:
             value["error"] = to_json_value(self.error.to_dict())
         return value
 
-    def failure_line(self) -> str | None:
-        """`error: TYPE reason: message` for a FAILED result (the CLI's stderr line), else None."""
-        if self.error is None or self.status != FAILED:
-            return None
-        return f"error: {self.error.summary()}"
-
 
 @dataclass
 class ScriptResult(TaskResult):

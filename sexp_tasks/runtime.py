@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from .config import Settings
+from .diagnostics import log_line, warning_line
 from .errors import FileError, OutputClosed, RunError, SexpError
 from .lang.check import check_forms
 from .lang.environment import TOP_FRAME
@@ -226,14 +228,10 @@ class Runtime(TaskServices):
             raise OutputClosed(err) from None
 
     def log(self, message: str) -> None:
-        if not self.settings.quiet:
-            self.err.write(f"log: {message}\n")
-            self.err.flush()
+        _say(self.err, self.settings, log_line(message))
 
     def warn(self, message: str) -> None:
-        if not self.settings.quiet:
-            self.err.write(f"warning: {message}\n")
-            self.err.flush()
+        _say(self.err, self.settings, warning_line(message))
 
     def read_file(self, path: str) -> str:
         return self.workspace.read_text(path)
@@ -251,6 +249,30 @@ class Runtime(TaskServices):
         if unread:
             raise FileError(f"load: '{path}' is larger than {READ_LIMIT} bytes")
         return self.run_file(target, text)
+
+
+def program_checker(
+    settings: Settings, program: Path | None = None, err: TextIO | None = None
+) -> Callable[[Sequence[Node]], list[SexpError]]:
+    """`sexp check` of one program: every problem found in its forms without running them, in
+    source order. Builds only what checking reads, not a Runtime: the language core with the task
+    system's forms installed, and the templates the program sees (its own tasks/ directory too),
+    whose warnings go to err unless quiet."""
+    sys.set_int_max_str_digits(0)  # as a Runtime does: the program's integers read in full
+    stream = err or sys.stderr
+    core = Interpreter(None, settings.recursion_limit)
+    tasks = TaskSystem(settings, lambda message: _say(stream, settings, warning_line(message)), stream)
+    install_tasks(tasks, core.compiler, core.prelude)
+    tasks.load_templates(program=program)
+    checks = [TaskChecks(tasks.library)]
+    return lambda forms: check_forms(forms, core.compiler, core.prelude, checks)
+
+
+def _say(err: TextIO, settings: Settings, line: str) -> None:
+    """A warning or log line on err at once, unless quiet."""
+    if not settings.quiet:
+        err.write(line + "\n")
+        err.flush()
 
 
 def _json_inputs(inputs: dict[str, Value]) -> dict[str, object]:

@@ -244,6 +244,20 @@ def test_an_uncaught_errors_data_is_clipped_to_one_line(cli: Cli) -> None:
     assert err.splitlines()[1] == '  (error "big" (list "line\\none" (range 500)))'
 
 
+def test_the_renderer_clips_an_errors_data_without_the_runs_stage() -> None:
+    """diagnostics, which every command and the REPL use, depends on no stage above the core."""
+    out = run_python(
+        "import sys\n"
+        "from sexp_tasks.diagnostics import format_error\n"
+        "from sexp_tasks.errors import UserError\n"
+        "print(format_error(UserError('big', details=list(range(500)))))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('sexp_tasks.runs', 'sexp_tasks.handler'))))\n"
+    )
+    first, loaded = out.splitlines()
+    assert first.startswith("error: big (0 1 2 3 ") and first.endswith("…") and len(first) < 300
+    assert loaded == "[]"
+
+
 def test_an_error_inside_a_library_procedure_points_at_the_call_and_notes_the_library(
     cli: Cli, workspace: Path
 ) -> None:
@@ -355,18 +369,76 @@ def _base_name(base: ast.expr) -> str:
     return base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
 
 
-def test_the_cli_and_the_repl_write_no_error_line_by_hand() -> None:
-    """Their `error:`, `warning:` and `internal error` lines all come from sexp_tasks.diagnostics."""
-    by_hand = [
-        f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
-        for folder in ("cli", "repl")
-        for path in sorted((ROOT / "sexp_tasks" / folder).glob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and re.search(r"(^|: )(error|warning): |internal error", node.value)
-    ]
+# Strings that are a tool's answer to a model, not a line for people: (module, function).
+TOOL_ANSWERS = {
+    ("sexp_tasks/handler/tools.py", "run"),
+    ("sexp_tasks/handler/tools.py", "_list_files"),
+    ("sexp_tasks/handler/tools.py", "_run_command"),
+    ("sexp_tasks/handler/tools.py", "_ask_user"),
+    ("sexp_tasks/handler/handler.py", "_spawn_subtask"),
+}
+
+
+def test_no_module_writes_an_error_line_by_hand() -> None:
+    """Every `error:`, `warning:`, `log:` and `internal error` line comes from sexp_tasks.diagnostics."""
+    by_hand = []
+    for path in sorted((ROOT / "sexp_tasks").rglob("*.py")):
+        module = str(path.relative_to(ROOT))
+        if module == "sexp_tasks/diagnostics.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        answers = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef) and (module, node.name) in TOOL_ANSWERS
+        ]
+        exempt = {id(inner) for answer in answers for inner in ast.walk(answer)}
+        exempt |= {id(doc) for doc in _docstrings(tree)}
+        by_hand += [
+            f"{module}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in exempt
+            and re.search(r"(^|: )(error|warning|log): |internal error", node.value)
+        ]
     assert by_hand == []
+    assert len({module for module, _ in TOOL_ANSWERS}) == 2  # the exemptions name real modules
+    for module, function in TOOL_ANSWERS:
+        assert f"def {function}(" in (ROOT / module).read_text(encoding="utf-8"), (module, function)
+
+
+def _docstrings(tree: ast.Module) -> list[ast.expr]:
+    """The docstrings of a module, its classes and its functions (prose, not output)."""
+    kinds = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    scopes = [tree, *(node for node in ast.walk(tree) if isinstance(node, kinds))]
+    firsts = [scope.body[0] for scope in scopes if scope.body]
+    expressions = [first.value for first in firsts if isinstance(first, ast.Expr)]
+    return [value for value in expressions if isinstance(value, ast.Constant)]
+
+
+def test_results_are_recognised_by_their_type_not_by_their_attributes() -> None:
+    """A FAILED TaskResult's error line comes from diagnostics, for the CLI and the REPL alike; a
+    value that only looks like one is no result."""
+    from sexp_tasks.diagnostics import failed_result_line
+    from sexp_tasks.results import FAILED, TaskError, TaskResult
+
+    failed = TaskResult("", FAILED, error=TaskError("TASK_FAILURE", "too slow", reason="timeout"))
+    assert failed_result_line(failed) == "error: TASK_FAILURE timeout: too slow"
+    assert failed_result_line(TaskResult("fine")) is None
+    lookalike = type("Lookalike", (), {"failed": True, "failure_line": lambda self: "error: x"})()
+    assert failed_result_line(lookalike) is None
+    duck_typed = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in sorted((ROOT / "sexp_tasks").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) in ("getattr", "hasattr")
+        and len(node.args) > 1
+        and isinstance(node.args[1], ast.Constant)
+        and node.args[1].value in ("failed", "failure_line")
+    ]
+    assert duck_typed == []
 
 
 @pytest.mark.parametrize(
@@ -851,6 +923,35 @@ def test_check_accepts_a_redefinition_with_another_arity(cli: Cli, workspace: Pa
     write(workspace / "redef.sexp", "(define (f a) a)\n(print (f 1))\n(define (f a b) b)\n(f 1 2)\n")
     assert cli("run", "redef.sexp") == (EXIT_OK, "1\n2\n", "")
     assert cli("check", "redef.sexp") == (EXIT_OK, "redef.sexp: ok\n", "")
+
+
+def test_check_builds_no_runtime(workspace: Path) -> None:
+    """`sexp check` builds only what checking reads (the language core with the task forms, the
+    templates the program sees: its own tasks/ directory too), never a whole Runtime or its Workspace."""
+    write(
+        workspace / "tasks" / "greet.xml",
+        '<task name="greet" type="atomic"><description>d</description><instructions>Hi {{who}}</instructions>'
+        '<inputs><input name="who" type="string">who</input></inputs></task>',
+    )
+    program = write(workspace / "prog.sexp", '(greet (who "x"))\n(greet (whom "x"))\n')
+    out = run_python(
+        "import sys\n"
+        "from sexp_tasks import runtime\n"
+        "from sexp_tasks.process import workspace\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise AssertionError('built to check a file')\n"
+        "runtime.Runtime.__init__ = refuse\n"
+        "workspace.Workspace.__init__ = refuse\n"
+        "from sexp_tasks.cli.main import main\n"
+        "sys.stderr = sys.stdout\n"
+        f"print('exit', main(['check', {str(program)!r}]))\n"
+    )
+    headers = [line for line in out.splitlines() if ": error: " in line or line.startswith("exit")]
+    assert headers == [
+        f"{program}:2:1: error: task 'greet': missing required input 'who'",
+        f"{program}:2:8: error: task 'greet' has no input 'whom' (declared: who); did you mean 'who'?",
+        "exit 1",
+    ], out
 
 
 # Printing big integers ----------------------------------------------------------------------------

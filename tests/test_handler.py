@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
+from sexp_tasks.diagnostics import failed_result_line
 from sexp_tasks.errors import ServiceError, UsageError
 from sexp_tasks.handler import (
     Cassette,
@@ -366,7 +367,7 @@ def test_empty_answer_is_invalid_output(server: LLMServer, content: str) -> None
     server.script(Scripted(content=content))
     result = run(server)
     assert result.status == FAILED and result.error is not None and result.error.type == "INVALID_OUTPUT"
-    assert result.failure_line() == "error: INVALID_OUTPUT: the model gave an empty answer"
+    assert failed_result_line(result) == "error: INVALID_OUTPUT: the model gave an empty answer"
 
 
 def test_empty_output_section_is_valid(server: LLMServer) -> None:

@@ -530,17 +530,12 @@ def test_progress_draws_in_place_at_most_every_interval_and_erases_itself() -> N
 
 
 def test_progress_is_silent_unless_a_terminal_and_not_quiet(workspace: Path) -> None:
-    class Ctx:
-        def __init__(self, err: io.StringIO, quiet: bool) -> None:
-            self.err = err
-            self.settings = Settings(quiet=quiet)
-
     for stream, quiet in [(io.StringIO(), False), (Terminal(), True)]:
-        with progress(Ctx(stream, quiet), "pmap", 3) as bar:
+        with progress(stream, quiet, "pmap", 3) as bar:
             bar.advance(3)
         assert stream.getvalue() == ""
     terminal = Terminal()
-    with progress(Ctx(terminal, False), "pmap", 3) as bar:
+    with progress(terminal, False, "pmap", 3) as bar:
         bar.advance(3)
     assert "pmap [" in terminal.getvalue()
 

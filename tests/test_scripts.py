@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from sexp_tasks.config import Settings
+from sexp_tasks.diagnostics import failed_result_line
 from sexp_tasks.errors import FormError, SexpError
 from sexp_tasks.process import child_processes as commands
 from sexp_tasks.process.child_processes import run_command
@@ -270,7 +271,7 @@ def test_command_not_found_is_execution_halted(runtime: Runtime) -> None:
     assert result.error is not None and result.error.type == "TASK_FAILURE"
     assert result.error.reason == "execution_halted"
     assert result.error.message == "cannot start 'no-such-command-xyz': command not found"
-    assert result.failure_line() == (
+    assert failed_result_line(result) == (
         "error: TASK_FAILURE execution_halted: cannot start 'no-such-command-xyz': command not found"
     )
     error = runtime.run_source('(get-field (system:run_script (command "no-such-command-xyz")) "error")')
@@ -304,7 +305,7 @@ def test_timeout_is_failed_with_partial_output(runtime: Runtime, token: str) -> 
     )
     assert result.exit_code is None and result.error is not None
     assert result.error.reason == "execution_timeout" and "timed out after 0.5 s" in result.error.message
-    assert result.failure_line() is not None and "TASK_FAILURE execution_timeout" in result.failure_line()  # type: ignore[operator]
+    assert "TASK_FAILURE execution_timeout" in str(failed_result_line(result))
 
 
 def test_default_timeout_comes_from_settings(workspace: Path, token: str) -> None:

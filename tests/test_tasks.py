@@ -10,6 +10,7 @@ import pytest
 
 from sexp_tasks.cli.startup import LAZY_IMPORTS
 from sexp_tasks.config import Settings
+from sexp_tasks.diagnostics import failed_result_line
 from sexp_tasks.errors import SexpError, TemplateError
 from sexp_tasks.lang.printer import to_repr
 from sexp_tasks.runtime import Runtime
@@ -536,7 +537,7 @@ def test_the_run_cost_budget_refuses_calls_once_spent(workspace: Path) -> None:
     runtime = Runtime(Settings(workspace=str(workspace), model="mock/demo", max_cost_usd=0.0))
     result = runtime.run_source(program)
     assert to_repr(result) == '#<TaskResult FAILED "">'
-    assert result.failure_line().startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $")
+    assert str(failed_result_line(result)).startswith("error: RESOURCE_EXHAUSTION cost: the run has spent $")
 
 
 def test_sexp_toml_sets_max_tool_calls_per_turn(cli, workspace: Path) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 from ..config import load_settings
 from ..diagnostics import report, warning_line
@@ -41,9 +40,12 @@ def run_index_command(
     opened = Store(settings.store)
     held: list[str] = []  # warnings wait for the bar to be erased, so they do not break it
     try:
-        ctx = SimpleNamespace(err=sys.stderr, settings=settings)
         indexed = index_path(
-            opened, root, target, warn=held.append, progress=lambda total: progress(ctx, "index", total)
+            opened,
+            root,
+            target,
+            warn=held.append,
+            progress=lambda total: progress(sys.stderr, settings.quiet, "index", total),
         )
     finally:
         opened.close()

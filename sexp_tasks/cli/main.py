@@ -18,6 +18,7 @@ from ..config import Settings, load_dotenv, load_settings
 from ..diagnostics import (
     INTERRUPTED,
     error_line,
+    failed_result_line,
     format_error,
     format_failure,
     report,
@@ -262,9 +263,9 @@ def _run(
     else:
         value = runtime.run_recorded(path, text, dict(bindings), args.resume, args.force)
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
-    failure_line = getattr(value, "failure_line", None)  # a FAILED TaskResult
-    if failure_line is not None and failure_line() is not None:
-        report(failure_line())
+    failure = failed_result_line(value)
+    if failure is not None:
+        report(failure)
         return EXIT_ERROR
     return EXIT_OK
 
@@ -323,7 +324,7 @@ def literal_value(raw: str) -> Value:
 
 
 def _check(files: list[str], settings: Settings) -> int:
-    from ..runtime import Runtime  # lazy, as in _run
+    from ..runtime import program_checker  # lazy, as in _run
     from ..syntax.reader import read
 
     status = EXIT_OK
@@ -340,7 +341,7 @@ def _check(files: list[str], settings: Settings) -> int:
             report(format_error(err))
             status = max(status, EXIT_USAGE)
             continue
-        problems = Runtime(settings, program=Path(name)).check(forms)
+        problems = program_checker(settings, Path(name))(forms)
         for problem in problems:
             report(format_error(problem))
         if problems:

@@ -7,8 +7,9 @@ that the list names exactly the function-local imports the code has, that `sexp 
 none of these modules, and that a program that calls no model imports none of those marked
 `program` (sqlite3 only when it records a run), so a new eager import of one of them fails a test.
 
-Costs were measured with `python -X importtime`, each module imported after what that start has
-already loaded (`sexp_tasks.cli.main` for --help, `sexp_tasks.runtime` for a program).
+Costs were measured with `python -X importtime` (best of 5, on a quiet machine), each module
+imported after what that start has already loaded (`sexp_tasks.cli.main` for --help,
+`sexp_tasks.runtime` for a program).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
     ),
     "asyncio": Lazy(
         ("sexp_tasks.handler.llm",),
-        "litellm's async transport, for a model call: 14 ms",
+        "litellm's async transport, for a model call: 15 ms",
         program=True,
     ),
     "tiktoken": Lazy(
@@ -45,7 +46,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
     ),
     "jsonschema": Lazy(
         ("sexp_tasks.handler.output",),
-        "checking an answer against its JSON schema: 33 ms",
+        "checking an answer against its JSON schema: 39 ms",
         program=True,
     ),
     "lxml": Lazy(
@@ -55,7 +56,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
     ),
     "sqlite3": Lazy(
         ("sexp_tasks.runs.store",),
-        "opening the run store: a recorded or resumed run, get-context, `sexp runs`: 3 ms",
+        "opening the run store: a recorded or resumed run, get-context, `sexp runs`: 2.4 ms",
         program=True,
     ),
     "regex": Lazy(
@@ -65,33 +66,33 @@ LAZY_IMPORTS: dict[str, Lazy] = {
     ),
     "lark": Lazy(
         ("sexp_tasks.syntax.tables",),
-        "the reader's tables when their cache is cold: 20 ms, then the grammar's analysis",
+        "the reader's tables when their cache is cold: 22 ms, then the grammar's analysis",
         program=True,
     ),
     "tomllib": Lazy(
         ("sexp_tasks.config",),
-        "reading sexp.toml, when there is one: 2 ms",
+        "reading sexp.toml, when there is one: 3 ms",
         program=True,
     ),
     "difflib": Lazy(
         ("sexp_tasks.lang.suggest",),
-        "a did-you-mean suggestion in an error message: 0.7 ms",
+        "a did-you-mean suggestion in an error message: 1.1 ms",
         program=True,
     ),
     # The package's own modules that a program needs only when it does what they do.
     "sexp_tasks.process.script_runner": Lazy(
         ("sexp_tasks.tasks.forms.scripts",),
-        "a program's first system:run_script: 1.1 ms",
+        "a program's first system:run_script: 0.6 ms",
         program=True,
     ),
     "sexp_tasks.tasks.subtasks": Lazy(
         ("sexp_tasks.tasks.runner",),
-        "a model's first spawn_subtask request: 1 ms",
+        "a model's first spawn_subtask request: 0.5 ms",
         program=True,
     ),
     "sexp_tasks.repl.shell": Lazy(
         ("sexp_tasks.repl",),
-        "the REPL on a terminal (a piped REPL runs without prompt_toolkit and pygments): 60 ms",
+        "the REPL on a terminal (a piped REPL runs without prompt_toolkit and pygments): 67 ms",
         program=True,
         brings=("prompt_toolkit", "pygments"),
     ),
@@ -103,43 +104,38 @@ LAZY_IMPORTS: dict[str, Lazy] = {
     ),
     "sexp_tasks.runtime": Lazy(
         ("sexp_tasks.cli.main", "sexp_tasks.cli.task_commands"),
-        "running or checking a program: the language and the task system, 100 ms"
+        "running or checking a program: the language and the task system, 38 ms"
         " (`sexp tasks validate` reads templates without them)",
         program=False,
     ),
     "sexp_tasks.repl": Lazy(
         ("sexp_tasks.cli.main",),
-        "the REPL, whose session builds a Runtime: 100 ms",
+        "the REPL, whose session builds a Runtime: 41 ms",
         program=False,
     ),
     "sexp_tasks.cli.run_commands": Lazy(
         ("sexp_tasks.cli.main",),
-        "`sexp runs` and `trace`: the run store, and traces (which import the handler): 35 ms",
+        "`sexp runs` and `trace`: the run store, and traces (which import the handler): 14 ms",
         program=False,
     ),
     "sexp_tasks.cli.index_commands": Lazy(
         ("sexp_tasks.cli.main",),
-        "`sexp index`: the memory system and the run store: 18 ms",
+        "`sexp index`: the memory system and the run store: 9 ms",
         program=False,
     ),
     "sexp_tasks.cli.task_commands": Lazy(
         ("sexp_tasks.cli.main",),
-        "`sexp tasks`: the template loader: 6 ms",
+        "`sexp tasks`: the template loader: 3.5 ms",
         program=False,
     ),
     "sexp_tasks.syntax.reader": Lazy(
         ("sexp_tasks.cli.main",),
-        "reading --set values and the files `sexp check` checks: 6 ms",
+        "reading --set values and the files `sexp check` checks: 1.7 ms",
         program=False,
     ),
     "sexp_tasks.lang.forms": Lazy(
         ("sexp_tasks.cli.main",),
-        "refusing a special form's name in --set: 10 ms",
-        program=False,
-    ),
-    "sexp_tasks.runs.traces": Lazy(
-        ("sexp_tasks.diagnostics",),
-        "an error's data, clipped as a trace clips it (traces import the handler): 30 ms",
+        "refusing a special form's name in --set: 2.4 ms",
         program=False,
     ),
 }

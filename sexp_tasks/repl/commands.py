@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..diagnostics import error_line, format_error
+from ..diagnostics import error_line, format_error, preview
 from ..errors import SexpError
 from ..lang.forms import SPECIAL_FORMS
 from ..lang.printer import to_repr
 from ..lang.suggest import did_you_mean
-from ..runs.traces import format_trace, preview
+from ..runs.traces import format_trace
 from .replies import Failed, Printed, Quit, Reply
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from ..config import Settings
-from ..diagnostics import INTERRUPTED, error_line, format_error, format_failure
+from ..diagnostics import INTERRUPTED, error_line, failed_result_line, format_error, format_failure
 from ..errors import ReadError, SexpError
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.forms import SPECIAL_FORMS
@@ -229,8 +229,7 @@ def _echo(value: Value) -> str:
     if value is None:
         return ""
     text = to_repr(value)
-    failure_line = getattr(value, "failure_line", None)
-    line = failure_line() if callable(failure_line) else None
+    line = failed_result_line(value)
     return f"{text}\n{line}" if line else text
 
 

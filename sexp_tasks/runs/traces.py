@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..diagnostics import preview
 from ..handler.cost import format_cost
 
 PREVIEW_CHARS = 60
@@ -83,12 +84,6 @@ def format_time(timestamp: float | None) -> str:
         return BAD
 
 
-def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """text on one line, cut to limit characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def result_preview(result_json: Any) -> str:
     """A short line about a step's stored result: its error, else the start of its content."""
     if not result_json:
@@ -103,9 +98,9 @@ def result_preview(result_json: Any) -> str:
     if isinstance(error, dict):
         kind = error.get("reason") or error.get("resource")
         head = f"{error.get('type', 'ERROR')} {kind}" if kind else str(error.get("type", "ERROR"))
-        return preview(f"{head}: {error.get('message', '')}")
+        return preview(f"{head}: {error.get('message', '')}", PREVIEW_CHARS)
     content = record.get("content")
-    return json.dumps(preview(content), ensure_ascii=False) if isinstance(content, str) else ""
+    return json.dumps(preview(content, PREVIEW_CHARS), ensure_ascii=False) if isinstance(content, str) else ""
 
 
 # Runs -----------------------------------------------------------------------------------------

@@ -61,7 +61,9 @@ def pmap(ctx: TaskServices, depth: int, fn: Any, seq: Any, *options: Any) -> lis
         return [element(i) for i in range(len(items))]
     nested = batch.parent is not None  # a pmap inside an element draws no bar over the outer one's
     bar = (
-        Progress("pmap", len(items), ctx.err, enabled=False) if nested else progress(ctx, "pmap", len(items))
+        Progress("pmap", len(items), ctx.err, enabled=False)
+        if nested
+        else progress(ctx.err, ctx.settings.quiet, "pmap", len(items))
     )
     with bar:
         return _Pool(element, len(items), min(limit, len(items)), bar.advance).run()

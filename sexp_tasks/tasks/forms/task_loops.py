@@ -224,7 +224,7 @@ def loop_progress(c: Compiler, label: str, total: int) -> Progress:
     system = c.extension(TaskSystem)
     if system is None:
         return Progress(label, total, sys.stderr, is_terminal(sys.stderr))
-    return progress(system, label, total)
+    return progress(system.err, system.settings.quiet, label, total)
 
 
 def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[str, Value]:
