@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,13 @@ class Settings:
     replay: str | None = None  # a cassette to answer every model call from
     quiet: bool = False
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    # Where each field's value came from (FLAG, ENVIRONMENT, DOTENV or TOML; several, joined by
+    # ", ", for templates, which each adds to); a field not named here has its DEFAULT.
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+
+# Where a setting came from, as `sexp config` shows it (SPEC §10.3).
+FLAG, ENVIRONMENT, DOTENV, TOML, DEFAULT = "flag", "environment", ".env", "sexp.toml", "default"
 
 
 _TOML_TYPES: dict[str, tuple[type, ...]] = {
@@ -61,6 +68,9 @@ _TOML_TYPES: dict[str, tuple[type, ...]] = {
     "max_depth": (int,),
 }
 
+# The keys sexp.toml may set, in the order an unknown key's warning lists them.
+TOML_KEYS = tuple(key for key in _TOML_TYPES if key in {f.name for f in fields(Settings)})
+
 _ENVIRONMENT = {
     "SEXP_MODEL": "model",
     "SEXP_API_BASE": "api_base",
@@ -76,6 +86,10 @@ _FLAGS = {
     "workspace": "--workspace",
     "max_cost_usd": "--max-cost",
 }
+
+
+# The environment variables load_dotenv set, with their values: the ones whose source is DOTENV.
+_from_dotenv: dict[str, str] = {}
 
 
 def _finite(test: Callable[[float], bool]) -> Callable[[Any], bool]:
@@ -124,9 +138,10 @@ def load_dotenv(directory: Path) -> list[str]:
             continue
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
-        if key == "SEXP_API_BASE" and key not in os.environ:
-            api_base = value
-        os.environ.setdefault(key, value)
+        if key not in os.environ:
+            if key == "SEXP_API_BASE":
+                api_base = value
+            os.environ[key] = _from_dotenv[key] = value
     return warnings + _foreign_api_base(api_base, "./.env")
 
 
@@ -139,23 +154,67 @@ def _foreign_api_base(api_base: str, origin: str) -> list[str]:
 
 
 def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
-    """Settings from directory/sexp.toml, the environment, and flag overrides."""
+    """Settings from directory/sexp.toml, the environment, and flag overrides, with where each
+    came from (Settings.sources)."""
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     warnings: list[str] = []
     toml_path = directory / "sexp.toml"
     if toml_path.is_file():
         values.update(_read_toml(toml_path, warnings))
+        sources.update(dict.fromkeys(values, TOML))
     for variable, key in _ENVIRONMENT.items():
         if os.environ.get(variable):
             values[key] = check_setting(key, os.environ[variable], variable)
+            sources[key] = environment_source(variable)
     if os.environ.get("SEXP_TEMPLATES"):
         values["templates"] = (*values.get("templates", ()), *os.environ["SEXP_TEMPLATES"].split(os.pathsep))
+        sources["templates"] = _also(sources.get("templates"), environment_source("SEXP_TEMPLATES"))
     if "api_base" in values and not os.environ.get("SEXP_API_BASE") and not overrides.get("api_base"):
         warnings += _foreign_api_base(str(values["api_base"]), f"./{toml_path.name}")
     for key, value in overrides.items():
         if value is not None:
             values[key] = check_setting(key, value, _FLAGS.get(key, key))
-    return replace(Settings(**values), warnings=tuple(warnings))
+            sources[key] = FLAG
+    return replace(Settings(**values), warnings=tuple(warnings), sources=sources)
+
+
+def environment_source(variable: str) -> str:
+    """DOTENV for a variable that load_dotenv set (and that still holds that value), else ENVIRONMENT."""
+    from_file = _from_dotenv.get(variable)
+    return DOTENV if from_file is not None and os.environ.get(variable) == from_file else ENVIRONMENT
+
+
+def _also(earlier: str | None, source: str) -> str:
+    """The sources of a setting that adds to what earlier sources gave (templates)."""
+    return source if earlier is None else f"{earlier}, {source}"
+
+
+# What `sexp config` shows, in order: the sexp.toml keys, then the settings only flags and the
+# environment give (SPEC §10.3).
+SHOWN_SETTINGS = (*TOML_KEYS, "mock_responses", "record", "replay")
+
+
+def settings_in_force(settings: Settings) -> list[tuple[str, Any, str]]:
+    """(key, value, source) for each setting `sexp config` shows. `model` is --model's when given,
+    and `templates` every directory added to the template library, in the order they load."""
+    shown = []
+    for key in SHOWN_SETTINGS:
+        value, source = getattr(settings, key), settings.sources.get(key, DEFAULT)
+        if key == "model" and settings.model_override is not None:
+            value, source = settings.model_override, settings.sources.get("model_override", FLAG)
+        if key == "templates" and settings.template_flags:
+            value = (*value, *settings.template_flags)
+            source = _also(settings.sources.get("templates"), settings.sources.get("template_flags", FLAG))
+        shown.append((key, value, source))
+    return shown
+
+
+def provider_keys() -> list[tuple[str, str, str]]:
+    """(name, value, source) of every provider key in the environment, as litellm reads them
+    (`*_API_KEY`, `*_APIKEY`), by name. The value is for callers to mask, never to show."""
+    names = sorted(name for name in os.environ if name.upper().endswith(("_API_KEY", "_APIKEY")))
+    return [(name, os.environ[name], environment_source(name)) for name in names]
 
 
 def check_setting(key: str, value: Any, label: str) -> Any:
@@ -188,11 +247,11 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
         raise UsageError(f"{path.name}: not UTF-8 text (byte {err.start + 1})") from None
     except OSError as err:
         raise UsageError(f"{path.name}: cannot read it: {err.strerror or err}") from None
-    known = {f.name for f in fields(Settings)}
     values: dict[str, Any] = {}
     for key, value in data.items():
-        if key not in _TOML_TYPES or key not in known:
-            warnings.append(f"{path.name}: unknown setting '{key}' ignored")
+        if key not in TOML_KEYS:
+            known = ", ".join(TOML_KEYS)
+            warnings.append(f"{path.name}: unknown setting '{key}' ignored; known settings: {known}")
             continue
         if not isinstance(value, _TOML_TYPES[key]) or isinstance(value, bool):
             raise UsageError(f"{path.name}: '{key}' has the wrong type ({type(value).__name__})")

@@ -40,6 +40,7 @@ def test_wheel_ships_grammar_and_stdlib(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "sexp_tasks/grammar/sexp.lark" in names
     assert "sexp_tasks/stdlib/prelude.sexp" in names
+    assert "sexp_tasks/starter/tasks/summarize.xml" in names
 
 
 def test_installed_package_runs_from_its_own_data(wheel: Path, tmp_path: Path) -> None:
@@ -78,6 +79,24 @@ def test_installed_package_finds_its_schema_and_process_launcher(wheel: Path, tm
     assert template.returncode == 1
     assert "tasks/bad.xml:1:1: error: schema: Element 'nonsense'" in template.stderr
     assert str(ROOT) not in script.stderr + template.stderr
+
+
+def test_installed_package_writes_a_starter_project_that_runs(wheel: Path, tmp_path: Path) -> None:
+    """`sexp init` copies its files from inside the installed package (sexp_tasks/starter/)."""
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    environment = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def sexp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "sexp_tasks", *args]
+        return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True)
+
+    made = sexp("init", "demo", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    offline = ["--model", "mock/starter", "--mock-responses", "mock_responses.json"]
+    ran = sexp("run", "main.sexp", *offline, cwd=tmp_path / "demo")
+    assert (ran.returncode, ran.stdout.splitlines()[0]) == (0, "March support: 18% more tickets"), ran.stderr
+    assert str(ROOT) not in made.stderr + ran.stderr
 
 
 def test_modules_stay_small_and_named_apart() -> None:

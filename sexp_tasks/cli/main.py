@@ -32,6 +32,7 @@ from ..lang.quoting import datum
 from ..lang.values import Value
 from ..redact import hide_credentials_from_other_processes
 from ..syntax.nodes import FunctionCallNode, Literal, Symbol
+from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
 from .stdout import discard_stdout, guard_stdout
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -93,6 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
     for sub in (runs, trace):
         sub.add_argument("--json", action="store_true", help="print JSON")
         sub.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
+
+    lines = argparse.RawDescriptionHelpFormatter  # these help texts keep their lines
+    config = commands.add_parser(
+        "config", help="the settings in force", description=CONFIG_HELP, formatter_class=lines
+    )
+    _setting_options(config)
+    config.add_argument("--json", action="store_true", help='print {KEY: {"value", "source"}}')
+    init = commands.add_parser(
+        "init", help="write a starter project", description=INIT_HELP, formatter_class=lines
+    )
+    init.add_argument("directory", nargs="?", metavar="DIR", help="where (default: here; made if need be)")
     return parser
 
 
@@ -111,6 +123,14 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the value as JSON (what the program prints goes to stderr)"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the JSON value and errors")
+    _setting_options(parser)
+    parser.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks for errors"
+    )
+
+
+def _setting_options(parser: argparse.ArgumentParser) -> None:
+    """The options that set settings: run's and eval's, and config's (which shows their effect)."""
     parser.add_argument(
         "--model",
         help="the model of every task call that names none itself (it overrides a template's <model>)",
@@ -130,9 +150,6 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", metavar="DIR", help="the directory files are confined to")
     parser.add_argument(
         "--max-cost", type=float, metavar="USD", help="stop model calls once this much is spent"
-    )
-    parser.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks for errors"
     )
 
 
@@ -162,9 +179,11 @@ def _dispatch(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     for warning in load_dotenv(cwd):
         report(warning_line(warning))
+    if args.command == "init":
+        return _guarded(args, lambda: init_command(args.directory))
     if args.command == "check":
-        templates = {"template_flags": tuple(args.templates) or None}
-        return _guarded(args, lambda: _check(args.files, load_settings(cwd, templates)))
+        checking = _settings(cwd, {"template_flags": tuple(args.templates) or None})
+        return _guarded(args, lambda: _check(args.files, checking))
     if args.command is None:
         from ..repl import start
 
@@ -172,7 +191,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command in ("runs", "trace"):
         from .run_commands import runs_command, trace_command
 
-        store = load_settings(cwd, {"store": args.store})
+        store = _settings(cwd, {"store": args.store})
         if args.command == "runs":
             return _guarded(args, lambda: runs_command(store, args.json, args.limit))
         return _guarded(args, lambda: trace_command(store, args.run_id, args.json))
@@ -184,14 +203,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "tasks":
         from .task_commands import run_tasks_command
 
-        settings = load_settings(cwd, {"template_flags": tuple(args.templates) or None})
+        settings = _settings(cwd, {"template_flags": tuple(args.templates) or None})
         operands = {"show": lambda: [args.name], "validate": lambda: args.paths, "match": lambda: args.text}
         action = args.action
         return _guarded(args, lambda: run_tasks_command(action, operands.get(action, list)(), settings))
-    settings = load_settings(cwd, _overrides(args))
-    for warning in settings.warnings:
-        if not settings.quiet:
-            report(warning_line(warning))
+    settings = _settings(cwd, _overrides(args))
+    if args.command == "config":
+        return _guarded(args, lambda: config_command(settings, args.json))
     if args.command == "run":
         path = Path(args.file)
         try:
@@ -208,6 +226,15 @@ def _dispatch(args: argparse.Namespace) -> int:
     return _guarded(args, lambda: _run(args, settings, args.expression, None, print_nil=True))
 
 
+def _settings(cwd: Path, overrides: dict[str, Any]) -> Settings:
+    """The settings of a command, its sexp.toml's warnings reported (unless --quiet)."""
+    settings = load_settings(cwd, overrides)
+    for warning in settings.warnings:
+        if not settings.quiet:
+            report(warning_line(warning))
+    return settings
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "model_override": args.model,
@@ -218,7 +245,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "store": args.store,
         "workspace": args.workspace,
         "max_cost_usd": args.max_cost,
-        "quiet": args.quiet or None,
+        "quiet": getattr(args, "quiet", False) or None,
     }
 
 
