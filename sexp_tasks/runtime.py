@@ -17,7 +17,7 @@ from .lang.environment import TOP_FRAME
 from .lang.interpreter import Interpreter
 from .lang.printer import to_json_value
 from .lang.values import Code, Value
-from .memory import memory_primitives  # noqa: F401  (registers the memory primitives)
+from .memory.memory_primitives import MEMORY_PRIMITIVES
 from .memory.system import MemorySystem
 from .process.workspace import READ_LIMIT, Workspace
 from .results import TaskResult
@@ -25,7 +25,7 @@ from .runs.journal import Journal, new_run_id, program_hash
 from .runs.store import Store
 from .syntax.nodes import Node
 from .syntax.reader import read
-from .tasks.forms import install as install_tasks  # importing it registers the task forms and primitives
+from .tasks.forms import install as install_tasks
 from .tasks.forms.checks import TaskChecks
 from .tasks.runner import TaskSystem
 from .tasks.task_services import TaskServices
@@ -44,9 +44,6 @@ class Runtime(TaskServices):
         program: Path | None = None,
     ) -> None:
         """program: the file the session runs or checks, whose own tasks/ directory is loaded too."""
-        # Integers have any size in the language: read and print them in full however long. Set
-        # here and where the CLI starts, not on import (importing a library must not change this).
-        sys.set_int_max_str_digits(0)
         self.settings = settings or Settings()
         self.out = out or sys.stdout
         self.err = err or sys.stderr
@@ -57,7 +54,8 @@ class Runtime(TaskServices):
         core = Interpreter(self, self.settings.recursion_limit)
         self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
         self.tasks = TaskSystem(self.settings, self.warn, self.err)
-        install_tasks(self.tasks, self.compiler, self.library)
+        install_tasks(self.tasks, core, self)
+        MEMORY_PRIMITIVES.install(self.globals, self)
         self.tasks.memory_query = self.relevant_files
         if load_templates:
             self.tasks.load_templates(program=program)
@@ -74,7 +72,8 @@ class Runtime(TaskServices):
     def check(self, forms: list[Node]) -> list[SexpError]:
         """`sexp check`: every problem found in a program's forms without running them, in
         source order (the task system checks calls of tasks)."""
-        return check_forms(forms, self.compiler, self.library, [TaskChecks(self.tasks.library)])
+        checks = TaskChecks(self.tasks.library, self.compiler.forms)
+        return check_forms(forms, self.compiler, self.library, [checks])
 
     @staticmethod
     def _execute(codes: list[Code]) -> Value:

@@ -1012,6 +1012,7 @@ def test_piped_repl_input_that_is_not_utf8_is_an_error_and_the_session_goes_on(w
         (["--record", "p.sexp/cassette.jsonl"], "--record"),
         (["--set", "if=1"], "--set"),
         (["--set-str", "lambda=x"], "--set-str"),
+        (["--set", "defatom=1"], "--set"),  # the task system's form, in the runtime's table
         (["--set", "two words=1"], "--set"),
     ],
 )

@@ -132,11 +132,6 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         "reading --set values and the files `sexp check` checks: 6 ms",
         program=False,
     ),
-    "sexp_tasks.lang.forms": Lazy(
-        ("sexp_tasks.cli.main",),
-        "refusing a special form's name in --set: 10 ms",
-        program=False,
-    ),
     "sexp_tasks.runs.traces": Lazy(
         ("sexp_tasks.diagnostics",),
         "an error's data, clipped as a trace clips it (traces import the handler): 30 ms",
