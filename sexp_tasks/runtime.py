@@ -19,7 +19,7 @@ from .lang.environment import TOP_FRAME
 from .lang.interpreter import Interpreter
 from .lang.printer import to_json_value
 from .lang.values import Code, Value
-from .memory import memory_primitives  # noqa: F401  (registers the memory primitives)
+from .memory.memory_primitives import MEMORY_PRIMITIVES
 from .memory.system import MemorySystem
 from .process.workspace import READ_LIMIT, Workspace
 from .results import TaskResult
@@ -27,7 +27,7 @@ from .runs.journal import Journal, new_run_id, program_hash
 from .runs.store import Store
 from .syntax.nodes import Node
 from .syntax.reader import read
-from .tasks.forms import install as install_tasks  # importing it registers the task forms and primitives
+from .tasks.forms import install as install_tasks
 from .tasks.forms.checks import TaskChecks
 from .tasks.runner import TaskSystem
 from .tasks.task_services import TaskServices
@@ -46,9 +46,6 @@ class Runtime(TaskServices):
         program: Path | None = None,
     ) -> None:
         """program: the file the session runs or checks, whose own tasks/ directory is loaded too."""
-        # Integers have any size in the language: read and print them in full however long. Set
-        # here and where the CLI starts, not on import (importing a library must not change this).
-        sys.set_int_max_str_digits(0)
         self.settings = settings or Settings()
         self.out = out or sys.stdout
         self.err = err or sys.stderr
@@ -56,10 +53,9 @@ class Runtime(TaskServices):
         self._loading: list[Path] = []
         self._run_lock: object | None = None  # held while this process records a run
         self._memory_store: Store | None = None  # the store fresh context reads when not recording
-        core = Interpreter(self, self.settings.recursion_limit)
-        self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
         self.tasks = TaskSystem(self.settings, self.warn, self.err)
-        install_tasks(self.tasks, self.compiler, self.library)
+        core = _language(self.settings, self.tasks, self)
+        self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
         self.tasks.memory_query = self.relevant_files
         if load_templates:
             self.tasks.load_templates(program=program)
@@ -76,7 +72,8 @@ class Runtime(TaskServices):
     def check(self, forms: list[Node]) -> list[SexpError]:
         """`sexp check`: every problem found in a program's forms without running them, in
         source order (the task system checks calls of tasks)."""
-        return check_forms(forms, self.compiler, self.library, [TaskChecks(self.tasks.library)])
+        checks = TaskChecks(self.tasks.library, self.compiler.forms)
+        return check_forms(forms, self.compiler, self.library, [checks])
 
     @staticmethod
     def _execute(codes: list[Code]) -> Value:
@@ -260,12 +257,20 @@ def program_checker(
     whose warnings go to err unless quiet."""
     sys.set_int_max_str_digits(0)  # as a Runtime does: the program's integers read in full
     stream = err or sys.stderr
-    core = Interpreter(None, settings.recursion_limit)
     tasks = TaskSystem(settings, lambda message: _say(stream, settings, warning_line(message)), stream)
-    install_tasks(tasks, core.compiler, core.prelude)
+    core = _language(settings, tasks, None)
     tasks.load_templates(program=program)
-    checks = [TaskChecks(tasks.library)]
+    checks = [TaskChecks(tasks.library, core.compiler.forms)]
     return lambda forms: check_forms(forms, core.compiler, core.prelude, checks)
+
+
+def _language(settings: Settings, tasks: TaskSystem, ctx: TaskServices | None) -> Interpreter:
+    """The language a program runs (or is checked) in: the core with the task system and the
+    memory system installed; ctx is what their primitives ask (None when nothing runs)."""
+    core = Interpreter(ctx, settings.recursion_limit)
+    install_tasks(tasks, core, ctx)
+    MEMORY_PRIMITIVES.install(core.globals, ctx)
+    return core
 
 
 def _say(err: TextIO, settings: Settings, line: str) -> None:

@@ -954,6 +954,15 @@ def test_check_builds_no_runtime(workspace: Path) -> None:
     ], out
 
 
+
+def test_check_knows_every_name_a_run_binds(cli: Cli, workspace: Path) -> None:
+    """The language `sexp check` builds is the one a run gets: the task system's and the memory
+    system's primitives are known names, not unknown procedures."""
+    write(workspace / "prog.sexp", '(get-context "parsing")\n(pmap inc (list 1 2))\n(match-tasks "x")\n')
+    code, out, err = cli("check", "prog.sexp")
+    assert (code, err) == (EXIT_OK, ""), err
+
+
 # Printing big integers ----------------------------------------------------------------------------
 
 
@@ -1113,6 +1122,7 @@ def test_piped_repl_input_that_is_not_utf8_is_an_error_and_the_session_goes_on(w
         (["--record", "p.sexp/cassette.jsonl"], "--record"),
         (["--set", "if=1"], "--set"),
         (["--set-str", "lambda=x"], "--set-str"),
+        (["--set", "defatom=1"], "--set"),  # the task system's form, in the runtime's table
         (["--set", "two words=1"], "--set"),
     ],
 )

@@ -15,12 +15,16 @@ from hypothesis import strategies as st
 from sexp_tasks.config import Settings
 from sexp_tasks.errors import SexpError
 from sexp_tasks.lang.calls import apply_procedure
-from sexp_tasks.lang.primitives import PRIMITIVES
+from sexp_tasks.lang.primitives import CORE_PRIMITIVES
+from sexp_tasks.memory.memory_primitives import MEMORY_PRIMITIVES
 from sexp_tasks.runtime import Runtime
 from sexp_tasks.syntax.nodes import Keyword, Symbol
+from sexp_tasks.tasks.forms import TASK_PRIMITIVES
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
+# Every registry a Runtime installs: the core's, the task system's and the memory system's.
+PRIMITIVES = {**CORE_PRIMITIVES, **TASK_PRIMITIVES, **MEMORY_PRIMITIVES}
 NAMES = sorted(PRIMITIVES)
 # Procedures to pass: primitives, a prelude procedure and a closure of the program's own.
 PROCEDURES = ["list", "+", "inc", "pair", "not", "string-upcase", "length", "first"]

@@ -15,11 +15,15 @@ import pytest
 from sexp_tasks.config import Settings
 from sexp_tasks.errors import ArityError, SexpError, TypeError_
 from sexp_tasks.lang.calls import apply_procedure
-from sexp_tasks.lang.primitives import PRIMITIVES, signature_arity
+from sexp_tasks.lang.primitives import CORE_PRIMITIVES, signature_arity
 from sexp_tasks.lang.values import Primitive
+from sexp_tasks.memory.memory_primitives import MEMORY_PRIMITIVES
 from sexp_tasks.runtime import Runtime
+from sexp_tasks.tasks.forms import TASK_PRIMITIVES
 
 ROOT = Path(__file__).resolve().parent.parent
+# Every registry a Runtime installs: the core's, the task system's and the memory system's.
+PRIMITIVES = {**CORE_PRIMITIVES, **TASK_PRIMITIVES, **MEMORY_PRIMITIVES}
 
 
 @pytest.fixture(scope="module")
@@ -154,9 +158,9 @@ def test_a_python_exception_from_a_primitives_own_bug_is_not_dressed_as_the_user
 
 BUGGY_CLI = """
 import sys
-from sexp_tasks.lang.primitives import primitive
+from sexp_tasks.lang.primitives import CORE_PRIMITIVES
 
-@primitive("buggy", signature="(buggy x)")
+@CORE_PRIMITIVES.primitive("buggy", signature="(buggy x)")
 def buggy(x):
     return {}[x]
 

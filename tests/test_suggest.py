@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from sexp_tasks.errors import FormError, NameError_, SexpError
-from sexp_tasks.lang.forms import SPECIAL_FORMS
 from sexp_tasks.lang.suggest import OTHER_LANGUAGES, did_you_mean
 from sexp_tasks.runtime import Runtime
 
@@ -24,7 +23,7 @@ def test_suggestions_never_offer_the_name_that_failed() -> None:
 
 @pytest.mark.parametrize("name", ["if", "cond", "let", "lambda", "define", "loop", "try"])
 def test_a_special_form_used_as_a_value_says_so(runtime: Runtime, name: str) -> None:
-    assert name in SPECIAL_FORMS
+    assert name in runtime.compiler.forms
     err = error_of(runtime, name)
     assert isinstance(err, FormError)
     assert err.message.startswith(f"'{name}' is a special form, not a value")
@@ -54,7 +53,7 @@ def test_names_from_other_languages_suggest_ours(runtime: Runtime, name: str, ou
 
 
 def test_every_name_the_table_suggests_exists(runtime: Runtime) -> None:
-    known = set(runtime.globals.values) | set(runtime.globals.pending) | set(SPECIAL_FORMS)
+    known = set(runtime.globals.values) | set(runtime.globals.pending) | set(runtime.compiler.forms)
     assert sorted(set(OTHER_LANGUAGES.values()) - known) == []
     assert not set(OTHER_LANGUAGES) & known  # an entry never hides one of our own names
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,19 @@ from hypothesis import strategies as st
 
 from sexp_tasks.config import Settings
 from sexp_tasks.errors import SexpError, UserError
+from sexp_tasks.lang.interpreter import Interpreter
 from sexp_tasks.lang.printer import to_repr
 from sexp_tasks.lang.values import Primitive
 from sexp_tasks.results import FAILED, ScriptResult, TaskError, TaskResult
 from sexp_tasks.runtime import Runtime
 from sexp_tasks.tasks.forms.loop_support import evaluation_succeeded
-from sexp_tasks.tasks.forms.task_loops import CLAUSE_FORMS, LOOP_CONFIG, default_decision
+from sexp_tasks.tasks.forms.task_loops import (
+    DIRECTOR_EVALUATOR,
+    ITERATIVE,
+    LOOP_CONFIG,
+    default_decision,
+    loop_progress,
+)
 
 Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture of conftest.py
 
@@ -451,8 +459,13 @@ def test_sexp_check_still_reports_calls_inside_clauses(cli: Cli, workspace: Path
     assert "car: expected 1 argument, got 2" in out + err
 
 
-def test_clause_forms_name_every_clause() -> None:
-    assert CLAUSE_FORMS["director-evaluator-loop"] == (
+def test_each_loop_form_is_registered_under_its_shape_s_name_with_every_clause(runtime: Runtime) -> None:
+    shapes = {form: runtime.compiler.forms[form.name] for form in (DIRECTOR_EVALUATOR, ITERATIVE)}
+    assert {shape.name: form.name for shape, form in shapes.items()} == {
+        "director-evaluator-loop": "director-evaluator-loop",
+        "iterative-loop": "iterative-loop",
+    }
+    assert DIRECTOR_EVALUATOR.clauses == (
         "max-iterations",
         "initial-director-input",
         "director",
@@ -460,7 +473,7 @@ def test_clause_forms_name_every_clause() -> None:
         "evaluator",
         "controller",
     )
-    assert set(CLAUSE_FORMS["iterative-loop"]) == {
+    assert set(ITERATIVE.clauses) == {
         "max-iterations",
         "initial-input",
         "test-command",
@@ -468,6 +481,17 @@ def test_clause_forms_name_every_clause() -> None:
         "validator",
         "controller",
     }
+
+
+def test_without_a_task_system_a_loop_s_progress_is_shown_nowhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a runtime's task system says where progress goes (and whether it is quiet): without
+    one, nothing is drawn, not even on a terminal's stderr."""
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with loop_progress(Interpreter().compiler, "iterative-loop", 3) as bar:
+        bar.advance(3)
+    assert bar.enabled is False
+    assert terminal.getvalue() == ""
 
 
 # Properties ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -278,9 +278,10 @@ def _run(
 ) -> int:
     from ..runtime import Runtime  # lazy: --help starts without the language (cli/startup.py)
 
-    bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
     # With --json, stdout holds the one JSON document; what the program prints goes to stderr.
     runtime = Runtime(settings, out=sys.stderr if args.json else None, program=path)
+    forms = runtime.compiler.forms  # the special forms --set cannot bind
+    bindings = _bindings(args.set, forms, literal=True) + _bindings(args.set_str, forms, literal=False)
     if started is not None:
         started.append(runtime)
     for name, value in bindings:
@@ -305,24 +306,28 @@ def _report(value: Value, as_json: bool, quiet: bool, print_nil: bool, out: Text
     out.flush()
 
 
-def _bindings(assignments: list[str], literal: bool) -> list[tuple[str, Value]]:
-    """NAME=VALUE pairs from --set (read as a literal when it is one) or --set-str."""
+def _bindings(
+    assignments: list[str], special_forms: Container[str], literal: bool
+) -> list[tuple[str, Value]]:
+    """NAME=VALUE pairs from --set (read as a literal when it is one) or --set-str; no NAME may
+    be one of the runtime's special forms."""
     flag = "--set" if literal else "--set-str"
     pairs = []
     for assignment in assignments:
         name, equals, raw = assignment.partition("=")
         if not equals or not name.strip():
             raise UsageError(f"{flag} expects NAME=VALUE, got '{assignment}'")
-        pairs.append((_global_name(name.strip(), flag), literal_value(raw) if literal else raw))
+        bound = _global_name(name.strip(), flag, special_forms)
+        pairs.append((bound, literal_value(raw) if literal else raw))
     return pairs
 
 
-def _global_name(name: str, flag: str) -> str:
-    """name, when a program could bind it: a symbol that is not a special form's name."""
-    from ..lang.forms import SPECIAL_FORMS  # lazy, as the reader is (cli/startup.py)
-    from ..syntax.reader import read
+def _global_name(name: str, flag: str, special_forms: Container[str]) -> str:
+    """name, when a program could bind it: a symbol that is not the name of one of the runtime's
+    special forms."""
+    from ..syntax.reader import read  # lazy: --help starts without it (cli/startup.py)
 
-    if name in SPECIAL_FORMS:
+    if name in special_forms:
         raise UsageError(f"{flag}: '{name}' is a special form; it cannot be set")
     try:
         forms = read(name, flag)

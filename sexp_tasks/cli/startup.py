@@ -133,9 +133,4 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         "reading --set values and the files `sexp check` checks: 1.7 ms",
         program=False,
     ),
-    "sexp_tasks.lang.forms": Lazy(
-        ("sexp_tasks.cli.main",),
-        "refusing a special form's name in --set: 2.4 ms",
-        program=False,
-    ),
 }

@@ -1,2 +1,3 @@
 """The language core: compiler, special forms, primitives, values and printer. It knows no task:
-the task system adds its own forms and primitives to the core's registries."""
+the task system keeps its forms and primitives in registries of its own, installed in one
+interpreter beside the core's."""

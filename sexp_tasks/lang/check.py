@@ -3,7 +3,8 @@
 Compiling a form checks every special form's shape (the compiler refuses malformed ones), so
 the checker compiles each top-level form, then walks the tree to compare each call's argument
 count with the procedure it names: a primitive, a prelude procedure, or a procedure the file
-itself defines. Each special form is walked as its description in the registry says; the parts
+itself defines. Each special form is walked as its description in the compiler's table says
+(Compiler.forms: the forms installed in that interpreter, and no other); the parts
 of the system installed in the language add their own checks (CheckExtension): the task system
 checks a call of a task whose template is known before the run against its inputs.
 """
@@ -18,7 +19,7 @@ from ..errors import ArityError, FormError, NameError_, SexpError
 from ..syntax.nodes import FunctionCallNode, Keyword, ListNode, Node, Symbol
 from .calls import Closure, expected_count
 from .compiler import Compiler
-from .forms import SPECIAL_FORMS, global_definitions, local_definitions
+from .forms import SpecialForm, global_definitions, local_definitions
 from .lambda_list import ParsedParams, parse_params
 from .prelude import LazyDefinitions
 from .suggest import did_you_mean
@@ -74,6 +75,7 @@ class Checker:
 
     known: dict[str, Signature | None]  # global names; None when the arity is unknown
     check_unknown: bool
+    forms: Mapping[str, SpecialForm]  # the special forms in force (Compiler.forms)
     # Calls an extension checks itself (a task's), by the name they call.
     calls: dict[str, CallCheck] = field(default_factory=dict)
     problems: list[SexpError] = field(default_factory=list)
@@ -91,7 +93,7 @@ class Checker:
     def call(self, node: FunctionCallNode, local: frozenset[str]) -> None:
         name = node.name
         args = node.args
-        form = SPECIAL_FORMS.get(name)
+        form = self.forms.get(name)
         if form is not None:
             form.check(self, node, local)
             return
@@ -120,12 +122,12 @@ class Checker:
         except FormError:
             return  # the compiler reports it
         defaults = [d for _, d in [*params.optional, *params.keys] if d is not None]
-        inner = local | set(params.names) | set(local_definitions(body))
+        inner = local | set(params.names) | set(local_definitions(body, self.forms))
         self.walk(defaults, inner)
         self.walk(body, inner)
 
     def _suggest(self, name: str, local: frozenset[str]) -> str:
-        return did_you_mean(name, [*self.known, *local, *SPECIAL_FORMS])
+        return did_you_mean(name, [*self.known, *local, *self.forms])
 
 
 def global_signatures(
@@ -147,14 +149,17 @@ def global_signatures(
     return known
 
 
-def file_definitions(forms: Sequence[Node]) -> dict[str, Signature | None]:
-    """Names the program defines globally, with signatures for procedures defined just once."""
+def file_definitions(
+    nodes: Sequence[Node], forms: Mapping[str, SpecialForm]
+) -> dict[str, Signature | None]:
+    """Names the program defines globally (by the special forms in force), with signatures for
+    procedures defined just once."""
     defined: dict[str, Signature | None] = {}
     seen: set[str] = set()
-    for form in global_definitions(forms):
+    for form in global_definitions(nodes, forms):
         target = form.args[0]
         name = getattr(target, "name", "?")
-        parameters = SPECIAL_FORMS[form.name].parameters
+        parameters = forms[form.name].parameters
         if parameters is None:  # its value's arity is unknown before the run (a task)
             defined[name] = None
             continue
@@ -188,12 +193,12 @@ def check_forms(
             problems.append(err)
     prelude.force_all()
     globals_ = compiler.globals.values
-    known = {**global_signatures(globals_, extensions), **file_definitions(forms)}
+    known = {**global_signatures(globals_, extensions), **file_definitions(forms, compiler.forms)}
     calls_load = any(isinstance(f, FunctionCallNode) and f.name == "load" for f in _all_calls(forms))
     calls: dict[str, CallCheck] = {}
     for extension in extensions:
         calls.update(extension.call_checks(forms, globals_))
-    checker = Checker(known, check_unknown=not calls_load, calls=calls)
+    checker = Checker(known, check_unknown=not calls_load, forms=compiler.forms, calls=calls)
     checker.walk(forms, frozenset())
     reported = {(p.span, p.message) for p in problems}
     problems += [p for p in checker.problems if (p.span, p.message) not in reported]

@@ -2,7 +2,8 @@
 
 A compiled expression is a function `code(frame) -> value`. Local names are resolved at
 compile time to (depth, slot) in the frame chain, special forms are looked up in the
-registry of `forms/`, and calls become the specialised call sites of `calls.py`.
+compiler's own table of them (`forms`, filled from the registries of `forms/` installed in it),
+and calls become the specialised call sites of `callsite.py`.
 
 The compiler knows no task: a part of the system that adds special forms (the task system)
 gives them its state through `extend`, and a procedure whose parameters have names (a task)
@@ -12,7 +13,7 @@ is a NamedProcedure, which pair syntax `(name (param expr)...)` calls by name.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -24,7 +25,7 @@ from .callsite import Operand, can_inline, inline_primitive, make_call, make_if
 from .codegen import checked_reference, constant, frame_at, sequence
 from .dynamic import DYNAMIC_VARIABLES, binding
 from .environment import GlobalEnvironment, Scope
-from .forms import SPECIAL_FORMS
+from .forms import SpecialForm
 from .quoting import dict_key
 from .values import UNBOUND, Code, Frame, NamedProcedure, Value
 
@@ -40,7 +41,18 @@ class Compiler:
         self.globals = globals_
         self.recursion_limit = recursion_limit
         self._extensions: list[object] = []  # see extend
+        # The special forms this compiler knows, by name: the registries installed (add_forms).
+        # A plain dict, as looking a form up is on the path of every call compiled.
+        self.forms: dict[str, SpecialForm] = {}
         self._sharing = threading.local()  # its table: see _shared_compilations
+
+    def add_forms(self, registry: Mapping[str, SpecialForm]) -> None:
+        """Install a registry's special forms (the core's, the task system's) in this compiler; a
+        name it knows already is an error (no registry overrides another's form)."""
+        taken = sorted(self.forms.keys() & registry.keys())
+        if taken:
+            raise ValueError(f"special forms installed twice: {', '.join(taken)}")
+        self.forms.update(registry)
 
     def extend(self, extension: object) -> None:
         """Make extension (the task system) known to the special forms it installed, which find
@@ -122,8 +134,9 @@ class Compiler:
         return Operand("code", self.compile_reference(node, scope))
 
     def _compile_call(self, node: FunctionCallNode, scope: Scope | None, tail: bool) -> Operand:
-        """A special form by its registry entry, else a call of whatever the head names."""
-        form = SPECIAL_FORMS.get(node.head.name)
+        """A special form by its entry in this compiler's table, else a call of whatever the head
+        names."""
+        form = self.forms.get(node.head.name)
         if form is not None:
             return Operand("code", form.compile(node, scope, tail, self))
         if _looks_like_pairs(node) and self._may_take_pairs(node.head.name, scope):

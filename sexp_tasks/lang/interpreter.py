@@ -1,10 +1,14 @@
-"""The language core on its own: globals holding the primitives and the prelude, and a compiler.
+"""The language core on its own: globals holding the primitives and the prelude, and a compiler
+knowing the special forms.
 
 What runs programs without the task system (and what tests the layers with); the composition
-root, runtime.py, builds the same parts and installs the task system in them.
+root, runtime.py, builds one and installs the task system and the memory system in it
+(tasks.forms.install): each interpreter knows exactly the forms and primitives installed in it.
 """
 
 from __future__ import annotations
+
+import sys
 
 from ..config import Settings
 from ..resources import data_dir
@@ -12,9 +16,9 @@ from ..syntax.reader import read
 from .compiler import Compiler
 from .deepstack import allow_recursion
 from .environment import TOP_FRAME, GlobalEnvironment
-from .forms import SPECIAL_FORMS
+from .forms import CORE_FORMS
 from .prelude import LazyDefinitions
-from .primitives import install_primitives
+from .primitives import CORE_PRIMITIVES
 from .services import Services
 from .values import Value
 
@@ -25,12 +29,19 @@ class Interpreter:
     def __init__(self, ctx: Services | None = None, recursion_limit: int | None = None) -> None:
         """ctx: what primitives that need the runtime (print, read-file, load) are given; without
         one, a call of those fails."""
+        # Integers have any size in the language: read and print them in full however long. Set
+        # where a session of the language starts (and where the CLI does), not on import:
+        # importing a library must not change this.
+        sys.set_int_max_str_digits(0)
         limit = Settings().recursion_limit if recursion_limit is None else recursion_limit
         self.globals = GlobalEnvironment()
-        self.globals.reserved = tuple(SPECIAL_FORMS)
         allow_recursion(limit)
         self.compiler = Compiler(self.globals, limit)
-        install_primitives(self.globals, ctx)
+        # The special forms' names, for errors and suggestions: a live view, so the forms of what
+        # is installed later (the task system's) are among them.
+        self.globals.reserved = self.compiler.forms.keys()
+        self.compiler.add_forms(CORE_FORMS)
+        CORE_PRIMITIVES.install(self.globals, ctx)
         self.prelude = LazyDefinitions(self.compiler, self.globals)
         self.prelude.add_file(data_dir("stdlib") / "prelude.sexp")
 

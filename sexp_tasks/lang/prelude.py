@@ -12,11 +12,12 @@ import threading
 from pathlib import Path
 
 from ..errors import FormError
-from ..syntax.nodes import FunctionCallNode, Node, Symbol
+from ..syntax.nodes import FunctionCallNode, Node
 from ..syntax.reader import read
 from ..syntax.source import LibraryFile
 from .compiler import Compiler
 from .environment import TOP_FRAME, GlobalEnvironment
+from .forms import defined_name
 from .values import Value
 
 
@@ -32,14 +33,15 @@ class LazyDefinitions:
         globals_.name_sources.append(lambda: self._pending)
 
     def add_file(self, path: Path) -> None:
-        """Read a library file; every form must be a (define ...)."""
+        """Read a library file; every form must be a definition (define ...): a form whose
+        description says it defines (SpecialForm.defines), in the compiler's table."""
         forms = read(path.read_text(encoding="utf-8"), str(path))
         starts: list[tuple[int, int, str]] = []
         for form in forms:
-            name = _defined_name(form)
+            name = self._defined_name(form)
             span = getattr(form, "span", None)
             if name is None:
-                raise FormError("a library file may only hold (define ...) forms", span)
+                raise FormError("a library file may only hold definitions, such as (define ...)", span)
             self._pending[name] = form
             if span is not None:
                 starts.append((span.line, span.column, name))
@@ -65,6 +67,13 @@ class LazyDefinitions:
             self._compiler.compile(form, None)(TOP_FRAME)
             return self._globals.values.get(name)
 
+    def _defined_name(self, form: Node) -> str | None:
+        """The name form defines, None when it is no definition."""
+        if not isinstance(form, FunctionCallNode):
+            return None
+        special = self._compiler.forms.get(form.name)
+        return defined_name(form) if special is not None and special.defines else None
+
     def force_all(self) -> None:
         """Define everything still pending (for tools that list every global)."""
         for name in list(self._pending):
@@ -72,11 +81,3 @@ class LazyDefinitions:
                 self.resolve(name)
 
 
-def _defined_name(form: Node) -> str | None:
-    if isinstance(form, FunctionCallNode) and form.name == "define" and form.args:
-        target = form.args[0]
-        if isinstance(target, Symbol):
-            return target.name
-        if isinstance(target, FunctionCallNode):
-            return target.name
-    return None

@@ -1,19 +1,23 @@
-"""get-context (SPEC §2.4, §5): files relevant to a query, from the index `sexp index` builds."""
+"""get-context (SPEC §2.4, §5): files relevant to a query, from the index `sexp index` builds.
+
+The memory system's primitives register in MEMORY_PRIMITIVES; the composition root installs them
+in its interpreter."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..lang.primitives import primitive
+from ..lang.primitives import PrimitiveRegistry
 from ..lang.primitives.options import ABSENT, keyword_option, positive_integer
 from ..lang.primitives.strings import as_string
 from ..tasks.task_services import TaskServices
 from .relevant import relevant_files
 
 DEFAULT_LIMIT = 10
+MEMORY_PRIMITIVES = PrimitiveRegistry()
 
 
-@primitive("get-context", "get_context", signature="(get-context query [:limit n])")
+@MEMORY_PRIMITIVES.primitive("get-context", "get_context", signature="(get-context query [:limit n])")
 def get_context(ctx: TaskServices, query: Any, *options: Any) -> list[dict[str, Any]]:
     """Indexed files relevant to query, best first: dicts with path, score and summary (`:limit n`)."""
     text = as_string("get-context", query)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import error_line, format_error, preview
 from ..errors import SexpError
-from ..lang.forms import SPECIAL_FORMS
 from ..lang.printer import to_repr
 from ..lang.suggest import did_you_mean
 from ..runs.traces import format_trace
@@ -77,7 +76,7 @@ def _show(session: Session, operand: str) -> Reply:
     if template is not None:
         return Printed(template.describe())
 
-    if operand in SPECIAL_FORMS:
+    if operand in session.runtime.compiler.forms:
         return Printed(f"{operand}: special form")
     env = session.runtime.globals
     value = env.values[operand] if operand in env.values else None

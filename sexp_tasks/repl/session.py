@@ -22,7 +22,6 @@ from ..config import Settings
 from ..diagnostics import INTERRUPTED, error_line, failed_result_line, format_error, format_failure
 from ..errors import ReadError, SexpError
 from ..lang.deepstack import run_with_deep_stack
-from ..lang.forms import SPECIAL_FORMS
 from ..lang.printer import to_repr
 from ..lang.values import Value
 from ..results import TaskResult
@@ -165,7 +164,7 @@ class Session:
     def names(self) -> set[str]:
         """Every name worth completing: special forms, primitives, globals, prelude and task names."""
         env = self.runtime.globals
-        names = set(SPECIAL_FORMS) | set(env.values) | set(env.pending)
+        names = set(self.runtime.compiler.forms) | set(env.values) | set(env.pending)
         for source in env.name_sources:  # task templates, among others
             names.update(source())
         return names

@@ -1,15 +1,17 @@
-"""The registry of special forms: one description per form, read by the compiler, by `sexp check`
-and by scope analysis alike.
+"""Special forms: one description per form, read by the compiler, by `sexp check` and by scope
+analysis alike, and the registries that hold them.
 
-A form module registers each form with @special_form: the function that compiles it (checking
-its shape), how the checker walks its arguments, and what it binds. The compiler's only
-knowledge of special forms is the lookup in SPECIAL_FORMS. The core's forms are registered
-below; the task system registers its own when the composition root imports it.
+A form module registers each form with a registry's @special_form: the function that compiles it
+(checking its shape), how the checker walks its arguments, and what it binds. The core's forms
+register in CORE_FORMS as their modules are imported below; a part of the system that adds forms
+(the task system) keeps a FormRegistry of its own. Registries are only lists of what may be
+installed: each compiler has its own table of forms (Compiler.forms), built from the registries
+installed in it, and that table is all the compiler, the checker and scope analysis consult.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -71,34 +73,66 @@ class SpecialForm:
     parameters: Parameters | None = None
 
 
-SPECIAL_FORMS: dict[str, SpecialForm] = {}
+class FormRegistry(Mapping[str, SpecialForm]):
+    """Special forms by name, each registered once: the core's (CORE_FORMS) or those one part of the
+    system adds (the task system's). Compiler.add_forms installs them in one compiler."""
+
+    def __init__(self) -> None:
+        self._forms: dict[str, SpecialForm] = {}
+
+    def special_form(
+        self,
+        *names: str,
+        check: FormCheck = walk_arguments,
+        scope: bool = False,
+        defines: bool = False,
+        parameters: Parameters | None = None,
+    ) -> Callable[[FormCompiler], FormCompiler]:
+        """Register a form compiler, with the rest of the form's description, under each of `names`
+        (a name registered already is an error: nothing is overwritten)."""
+
+        def register(compile_form: FormCompiler) -> FormCompiler:
+            for name in names:
+                if name in self._forms:
+                    raise ValueError(f"the special form '{name}' is registered twice")
+                self._forms[name] = SpecialForm(name, compile_form, check, scope, defines, parameters)
+            return compile_form
+
+        return register
+
+    def __getitem__(self, name: str) -> SpecialForm:
+        return self._forms[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._forms)
+
+    def __len__(self) -> int:
+        return len(self._forms)
 
 
-def special_form(
-    *names: str,
-    check: FormCheck = walk_arguments,
-    scope: bool = False,
-    defines: bool = False,
-    parameters: Parameters | None = None,
-) -> Callable[[FormCompiler], FormCompiler]:
-    """Register a form compiler, with the rest of the form's description, under each of `names`."""
-
-    def register(compile_form: FormCompiler) -> FormCompiler:
-        for name in names:
-            SPECIAL_FORMS[name] = SpecialForm(name, compile_form, check, scope, defines, parameters)
-        return compile_form
-
-    return register
+# The language core's own forms (registered by the modules imported at the end of this one).
+CORE_FORMS = FormRegistry()
 
 
-def local_definitions(nodes: Sequence[Node]) -> list[str]:
-    """Names that defining forms (define, bind, ...) in a body bind in the body's own frame, in order."""
+def defined_name(form: FunctionCallNode) -> str | None:
+    """The name a defining form binds: its first argument, `x` or `(x params...)`."""
+    target = form.args[0] if form.args else None
+    if isinstance(target, Symbol):
+        return target.name
+    if isinstance(target, FunctionCallNode):
+        return target.head.name
+    return None
+
+
+def local_definitions(nodes: Sequence[Node], forms: Mapping[str, SpecialForm]) -> list[str]:
+    """Names that defining forms (define, bind, ...) in a body bind in the body's own frame, in
+    order; forms is the table of special forms in force (Compiler.forms)."""
     found: list[str] = []
     stack = list(reversed(nodes))
     while stack:
         node = stack.pop()
         if isinstance(node, FunctionCallNode):
-            form = SPECIAL_FORMS.get(node.head.name)
+            form = forms.get(node.head.name)
             args = node.args
             if form is not None:
                 if form.scope:
@@ -117,14 +151,17 @@ def local_definitions(nodes: Sequence[Node]) -> list[str]:
     return found
 
 
-def global_definitions(forms: Sequence[Node]) -> Iterable[FunctionCallNode]:
-    """Every defining form that binds a global: at top level or inside forms that open no scope."""
-    stack = list(reversed(forms))
+def global_definitions(
+    nodes: Sequence[Node], forms: Mapping[str, SpecialForm]
+) -> Iterable[FunctionCallNode]:
+    """Every defining form that binds a global: at top level or inside forms that open no scope;
+    forms is the table of special forms in force (Compiler.forms)."""
+    stack = list(reversed(nodes))
     while stack:
         node = stack.pop()
         if not isinstance(node, FunctionCallNode):
             continue
-        form = SPECIAL_FORMS.get(node.name)
+        form = forms.get(node.name)
         if form is not None and form.scope:
             continue
         if form is not None and form.defines and node.args:
@@ -135,5 +172,5 @@ def global_definitions(forms: Sequence[Node]) -> Iterable[FunctionCallNode]:
         stack.extend(reversed(node.args))
 
 
-# The core's forms register as their modules are imported.
+# The core's forms register in CORE_FORMS as their modules are imported.
 from . import binding, control, functions, handling, loops, quasiquote  # noqa: E402,F401

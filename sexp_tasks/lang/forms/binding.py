@@ -11,7 +11,7 @@ from ..dynamic import rebind
 from ..environment import Scope
 from ..lambda_list import ParsedParams, parse_params
 from ..values import UNBOUND, Code, Frame, Value
-from . import local_definitions, special_form, walk_after_name
+from . import CORE_FORMS, local_definitions, walk_after_name
 from .functions import compile_closure, is_lambda
 
 if TYPE_CHECKING:
@@ -49,10 +49,10 @@ def check_let(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -
         if isinstance(binding, FunctionCallNode):
             checker.walk(binding.args, local)
     body = args[1:]
-    checker.walk(body, local | set(names) | set(local_definitions(body)))
+    checker.walk(body, local | set(names) | set(local_definitions(body, checker.forms)))
 
 
-@special_form("let", check=check_let, scope=True)
+@CORE_FORMS.special_form("let", check=check_let, scope=True)
 def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     pairs, body = _bindings(form)
     names = [name for name, _ in pairs]
@@ -61,7 +61,7 @@ def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
         raise FormError(f"let: '{duplicate}' is bound twice", form.span)
     inits = [c.compile(expr, scope) for _, expr in pairs]
     inner = Scope(scope, names)
-    for local in local_definitions(body):
+    for local in local_definitions(body, c.forms):
         inner.declare(local)
     body_code = c.compile_body(body, inner, tail)
     padding = [UNBOUND] * (inner.size - len(names))
@@ -77,7 +77,7 @@ def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     return run
 
 
-@special_form("let*", check=check_let, scope=True)
+@CORE_FORMS.special_form("let*", check=check_let, scope=True)
 def compile_let_star(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     pairs, body = _bindings(form)
     inner = Scope(scope)
@@ -85,7 +85,7 @@ def compile_let_star(form: FunctionCallNode, scope: Scope | None, tail: bool, c:
     for name, expr in pairs:
         code = c.compile(expr, inner)  # sees the names bound so far, and the outer scope
         steps.append((inner.declare(name, maybe_unbound=False), code))
-    for local in local_definitions(body):
+    for local in local_definitions(body, c.forms):
         inner.declare(local)
     body_code = c.compile_body(body, inner, tail)
 
@@ -119,8 +119,8 @@ def defined_parameters(form: FunctionCallNode) -> ParsedParams | None:
     return None
 
 
-@special_form("define", check=check_define, defines=True, parameters=defined_parameters)
-@special_form("bind", check=walk_after_name, defines=True, parameters=defined_parameters)
+@CORE_FORMS.special_form("define", check=check_define, defines=True, parameters=defined_parameters)
+@CORE_FORMS.special_form("bind", check=walk_after_name, defines=True, parameters=defined_parameters)
 def compile_define(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     match args:
@@ -162,7 +162,7 @@ def store(name: str, value_code: Code, scope: Scope | None, c: Compiler, result:
     return store_local
 
 
-@special_form("set!", check=walk_after_name)
+@CORE_FORMS.special_form("set!", check=walk_after_name)
 def compile_set(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [Symbol() as target, expr]:

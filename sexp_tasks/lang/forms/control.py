@@ -9,7 +9,7 @@ from ...syntax.nodes import FunctionCallNode, ListNode, Symbol, elements
 from ..codegen import constant
 from ..quoting import datum
 from ..values import Code, Frame, Value
-from . import special_form, walk_nothing
+from . import CORE_FORMS, walk_nothing
 
 if TYPE_CHECKING:
     from ..check import Checker
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..environment import Scope
 
 
-@special_form("quote", check=walk_nothing, scope=True)
+@CORE_FORMS.special_form("quote", check=walk_nothing, scope=True)
 def compile_quote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [expr]:
@@ -25,7 +25,7 @@ def compile_quote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Co
     raise FormError("quote: expected (quote x)", form.span)
 
 
-@special_form("if")
+@CORE_FORMS.special_form("if")
 def compile_if(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [test, then]:
@@ -35,7 +35,7 @@ def compile_if(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compi
     raise FormError("if: expected (if test then [else])", form.span)
 
 
-@special_form("when", "unless")
+@CORE_FORMS.special_form("when", "unless")
 def compile_when(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:
@@ -55,7 +55,7 @@ def check_cond(checker: Checker, form: FunctionCallNode, local: frozenset[str]) 
         checker.walk(keep, local)
 
 
-@special_form("cond", check=check_cond)
+@CORE_FORMS.special_form("cond", check=check_cond)
 def compile_cond(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     clauses: list[tuple[Code, Code | None]] = []
     arguments = form.args
@@ -84,7 +84,7 @@ def compile_cond(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Com
     return run
 
 
-@special_form("and", "or")
+@CORE_FORMS.special_form("and", "or")
 def compile_and_or(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     """Short-circuit: `and` stops at the first false value, `or` at the first true one."""
     args = form.args
@@ -104,6 +104,6 @@ def compile_and_or(form: FunctionCallNode, scope: Scope | None, tail: bool, c: C
     return run
 
 
-@special_form("progn", "begin")
+@CORE_FORMS.special_form("progn", "begin")
 def compile_progn(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     return c.compile_body(form.args, scope, tail)

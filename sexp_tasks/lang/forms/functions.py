@@ -12,7 +12,7 @@ from ..calls import Closure
 from ..environment import Scope
 from ..lambda_list import LambdaList, parse_params
 from ..values import Code, Frame, Value
-from . import local_definitions, special_form
+from . import CORE_FORMS, local_definitions
 
 if TYPE_CHECKING:
     from ..check import Checker
@@ -26,7 +26,11 @@ def check_lambda(checker: Checker, form: FunctionCallNode, local: frozenset[str]
         checker.function(args[0], args[1:], local, form.name)
 
 
-@special_form("lambda", "fn", check=check_lambda, scope=True)
+# The names of the form that makes a closure (is_lambda reads them too).
+LAMBDA = ("lambda", "fn")
+
+
+@CORE_FORMS.special_form(*LAMBDA, check=check_lambda, scope=True)
 def compile_lambda_form(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:
@@ -50,7 +54,7 @@ def compile_closure(
     for param_name, default in [*params.optional, *params.keys]:
         if default is not None:
             lambda_list.defaults[param_name] = c.compile(default, inner)
-    for local in local_definitions(body):
+    for local in local_definitions(body, c.forms):
         inner.declare(local)
     body_code = c.compile_body(body, inner, tail=True)
     lambda_list.finish(inner.size)
@@ -62,5 +66,10 @@ def compile_closure(
 
 
 def is_lambda(node: Node) -> TypeGuard[FunctionCallNode]:
-    """Whether node is a (lambda ...) or (fn ...) form."""
-    return isinstance(node, FunctionCallNode) and node.name in ("lambda", "fn")
+    """Whether node is a (lambda ...) or (fn ...) form.
+
+    By name, and honestly so: define and bind use it to name a closure and to learn its arity
+    for `sexp check` (SpecialForm.parameters, which sees the node alone, not a compiler's table),
+    and these names are the core's own form in every interpreter, since an installed registry
+    cannot take a name the core has (Compiler.add_forms)."""
+    return isinstance(node, FunctionCallNode) and node.name in LAMBDA

@@ -8,7 +8,7 @@ from ...errors import FormError, SexpError
 from ...syntax.nodes import FunctionCallNode, Symbol
 from ..environment import Scope
 from ..values import UNBOUND, Code, Frame, Value
-from . import local_definitions, special_form
+from . import CORE_FORMS, local_definitions
 
 if TYPE_CHECKING:
     from ..check import Checker
@@ -28,7 +28,7 @@ def check_try(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -
         checker.walk(clause.args[1:], local | {clause.args[0].name})
 
 
-@special_form("try", check=check_try)
+@CORE_FORMS.special_form("try", check=check_try)
 def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args or not (isinstance(args[-1], FunctionCallNode) and args[-1].name == "catch"):
@@ -42,7 +42,7 @@ def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     # The body is not in tail position: a tail call would leave the try before it ran.
     body = c.compile_body(args[:-1], scope, tail=False)
     inner = Scope(scope, [err_name.name])
-    for local in local_definitions(handler_nodes):
+    for local in local_definitions(handler_nodes, c.forms):
         inner.declare(local)
     handler = c.compile_body(handler_nodes, inner, tail)
     padding = [UNBOUND] * (inner.size - 1)
@@ -56,7 +56,7 @@ def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     return run
 
 
-@special_form("catch", scope=True)
+@CORE_FORMS.special_form("catch", scope=True)
 def compile_catch(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     raise FormError(
         "catch: only allowed as the last clause of (try body... (catch err handler...))", form.span

@@ -8,14 +8,14 @@ from ...errors import FormError, TypeError_
 from ...syntax.nodes import FunctionCallNode, ListNode, Node
 from ..printer import to_repr
 from ..values import Code, Frame, Value
-from . import SPECIAL_FORMS, special_form
+from . import CORE_FORMS
 
 if TYPE_CHECKING:
     from ..compiler import Compiler
     from ..environment import Scope
 
 
-@special_form("loop")
+@CORE_FORMS.special_form("loop")
 def compile_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:
@@ -47,7 +47,7 @@ def _bindings(count: Node, scope: Scope | None, c: Compiler) -> bool:
     one-argument calls of names bound nowhere."""
     if not isinstance(count, ListNode) or not count.items:
         return False
-    known = c.globals.values.keys() | c.globals.pending.keys() | SPECIAL_FORMS.keys()
+    known = c.globals.values.keys() | c.globals.pending.keys() | c.forms.keys()
     return all(
         isinstance(item, FunctionCallNode)
         and len(item.arguments) == 1
@@ -57,7 +57,7 @@ def _bindings(count: Node, scope: Scope | None, c: Compiler) -> bool:
     )
 
 
-@special_form("while")
+@CORE_FORMS.special_form("while")
 def compile_while(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:

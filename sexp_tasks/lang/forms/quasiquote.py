@@ -10,14 +10,14 @@ from ..codegen import constant
 from ..printer import to_repr
 from ..quoting import datum, dict_key
 from ..values import Code, Frame, Value
-from . import special_form, walk_nothing
+from . import CORE_FORMS, walk_nothing
 
 if TYPE_CHECKING:
     from ..compiler import Compiler
     from ..environment import Scope
 
 
-@special_form("quasiquote", check=walk_nothing, scope=True)
+@CORE_FORMS.special_form("quasiquote", check=walk_nothing, scope=True)
 def compile_quasiquote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [template]:
@@ -25,7 +25,7 @@ def compile_quasiquote(form: FunctionCallNode, scope: Scope | None, tail: bool, 
     raise FormError("quasiquote: expected (quasiquote x)", form.span)
 
 
-@special_form("unquote", "unquote-splicing")
+@CORE_FORMS.special_form("unquote", "unquote-splicing")
 def compile_stray_unquote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     raise FormError(f"{form.name}: only allowed inside a quasiquote (`)", form.span)
 

@@ -1,4 +1,8 @@
-"""The registry of primitives: procedures written in Python, registered by decorator.
+"""Primitives: procedures written in Python, registered by decorator in a PrimitiveRegistry.
+
+The core's primitives register in CORE_PRIMITIVES as their modules are imported (below); a part
+of the system that adds primitives (the task system, the memory system) keeps a registry of its
+own. A registry binds its primitives in one interpreter's globals when it is installed there.
 
 A primitive whose first parameter is named `ctx` receives the runtime's Services (output, log,
 workspace files, loading: lang/services.py) when the global environment is built; one whose
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,9 +48,6 @@ class PrimitiveSpec:
     exact: bool  # whether the Python code takes exactly that arity (else calls are checked first)
 
 
-PRIMITIVES: dict[str, PrimitiveSpec] = {}
-
-
 def signature_arity(signature: str) -> tuple[int, int | None]:
     """(fewest, most or None) arguments a signature like "(range a b [step])" names."""
     return _parse_signature(signature)[1:]
@@ -69,52 +70,78 @@ def _parse_signature(signature: str) -> tuple[str, int, int | None]:
     return match.group(1), low, None if unbounded else most
 
 
-def primitive(
-    *names: str, signature: str | tuple[str, ...]
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register fn under each name with its documented signature(s), written with the first name;
-    the arity is the signatures', never the Python code's."""
-    forms = (signature,) if isinstance(signature, str) else signature
-    parsed = [_parse_signature(form) for form in forms]
-    if any(name != names[0] for name, _, _ in parsed):
-        raise ValueError(f"the signatures of {names[0]} must be written with its name: {forms}")
-    low = min(fewest for _, fewest, _ in parsed)
-    highs = [most for _, _, most in parsed]
-    high = None if None in highs else max(most for most in highs if most is not None)
+class PrimitiveRegistry(Mapping[str, PrimitiveSpec]):
+    """Primitives by name, each registered once: the core's (CORE_PRIMITIVES) or those one part of
+    the system adds (the task system's, the memory system's); `install` binds them in globals."""
 
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        # Read from the code object rather than inspect.signature: importing inspect costs
-        # more start-up time than everything else the registry does.
-        code = fn.__code__
-        params = list(code.co_varnames[: code.co_argcount])
-        defaults = len(fn.__defaults__ or ())
-        needs_context = bool(params) and params[0] == "ctx"
-        higher_order = len(params) > needs_context and params[int(needs_context)] == "depth"
-        positional = params[int(needs_context) + int(higher_order) :]
-        python_high = None if code.co_flags & 0x04 else len(positional)  # CO_VARARGS
-        exact = (len(positional) - defaults, python_high) == (low, high)
-        doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
-        for name in names:
-            named = tuple(f"({name}{form[len(names[0]) + 1 :]}" for form in forms)
-            PRIMITIVES[name] = PrimitiveSpec(
-                name, fn, named, low, high, needs_context, higher_order, doc, exact
+    def __init__(self) -> None:
+        self._specs: dict[str, PrimitiveSpec] = {}
+
+    def primitive(
+        self, *names: str, signature: str | tuple[str, ...]
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register fn under each name with its documented signature(s), written with the first
+        name; the arity is the signatures', never the Python code's. A name registered already is
+        an error: nothing is overwritten."""
+        forms = (signature,) if isinstance(signature, str) else signature
+        parsed = [_parse_signature(form) for form in forms]
+        if any(name != names[0] for name, _, _ in parsed):
+            raise ValueError(f"the signatures of {names[0]} must be written with its name: {forms}")
+        low = min(fewest for _, fewest, _ in parsed)
+        highs = [most for _, _, most in parsed]
+        high = None if None in highs else max(most for most in highs if most is not None)
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            # Read from the code object rather than inspect.signature: importing inspect costs
+            # more start-up time than everything else the registry does.
+            code = fn.__code__
+            params = list(code.co_varnames[: code.co_argcount])
+            defaults = len(fn.__defaults__ or ())
+            needs_context = bool(params) and params[0] == "ctx"
+            higher_order = len(params) > needs_context and params[int(needs_context)] == "depth"
+            positional = params[int(needs_context) + int(higher_order) :]
+            python_high = None if code.co_flags & 0x04 else len(positional)  # CO_VARARGS
+            exact = (len(positional) - defaults, python_high) == (low, high)
+            doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+            for name in names:
+                if name in self._specs:
+                    raise ValueError(f"the primitive '{name}' is registered twice")
+                named = tuple(f"({name}{form[len(names[0]) + 1 :]}" for form in forms)
+                self._specs[name] = PrimitiveSpec(
+                    name, fn, named, low, high, needs_context, higher_order, doc, exact
+                )
+            return fn
+
+        return register
+
+    def install(self, globals_: GlobalEnvironment, ctx: Services | None) -> None:
+        """Bind every primitive of this registry in globals_, giving context-needing ones ctx
+        (None: a call of one of them fails); a name globals_ binds already is an error (no
+        registry overrides another's primitive)."""
+        taken = sorted(name for name in self._specs if name in globals_.values)
+        if taken:
+            raise ValueError(f"primitives installed twice: {', '.join(taken)}")
+        for spec in self._specs.values():
+            fn = functools.partial(spec.fn, ctx) if spec.needs_context else spec.fn
+            if not spec.exact:
+                fn = _arity_checked(spec, fn)
+            kind = HigherOrderPrimitive if spec.higher_order else Primitive
+            globals_.define(
+                spec.name, kind(spec.name, fn, spec.min_args, spec.max_args, spec.doc, spec.signatures)
             )
-        return fn
 
-    return register
+    def __getitem__(self, name: str) -> PrimitiveSpec:
+        return self._specs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
 
 
-def install_primitives(globals_: GlobalEnvironment, ctx: Services | None) -> None:
-    """Bind every registered primitive in globals_, giving context-needing ones ctx (None: a call
-    of one of them fails)."""
-    for spec in PRIMITIVES.values():
-        fn = functools.partial(spec.fn, ctx) if spec.needs_context else spec.fn
-        if not spec.exact:
-            fn = _arity_checked(spec, fn)
-        kind = HigherOrderPrimitive if spec.higher_order else Primitive
-        globals_.define(
-            spec.name, kind(spec.name, fn, spec.min_args, spec.max_args, spec.doc, spec.signatures)
-        )
+# The language core's own primitives (registered by the modules imported at the end of this one).
+CORE_PRIMITIVES = PrimitiveRegistry()
 
 
 def _arity_checked(spec: PrimitiveSpec, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -132,6 +159,5 @@ def _arity_checked(spec: PrimitiveSpec, fn: Callable[..., Any]) -> Callable[...,
     return checked
 
 
-# The core's primitives register as their modules are imported; the task system's and the
-# memory system's register when the composition root imports them.
+# The core's primitives register in CORE_PRIMITIVES as their modules are imported.
 from . import arithmetic, dicts, effects, lists, predicates, strings, text  # noqa: E402,F401

@@ -9,7 +9,7 @@ from typing import Any, TypeGuard
 from ...errors import TypeError_, ValueError_
 from ..printer import to_repr
 from ..values import Value, type_name
-from . import primitive
+from . import CORE_PRIMITIVES
 
 _NUMBER = (int, float)
 Number = int | float  # booleans count too: bool is an int
@@ -29,7 +29,7 @@ def _not_numbers(name: str, args: tuple[Value, ...]) -> TypeError_:
     return TypeError_(f"{name}: expected numbers, got {to_repr(arg)} ({type_name(arg)})")
 
 
-@primitive("+", signature="(+ x...)")
+@CORE_PRIMITIVES.primitive("+", signature="(+ x...)")
 def add(*args: Value) -> Value:
     """Sum of the arguments; 0 for none."""
     if len(args) == 2:
@@ -44,7 +44,7 @@ def add(*args: Value) -> Value:
     return total
 
 
-@primitive("-", signature="(- x y...)")
+@CORE_PRIMITIVES.primitive("-", signature="(- x y...)")
 def subtract(first: Value, *rest: Value) -> Value:
     """Negate one argument, or subtract the rest from the first."""
     if len(rest) == 1:
@@ -60,7 +60,7 @@ def subtract(first: Value, *rest: Value) -> Value:
     return first
 
 
-@primitive("*", signature="(* x...)")
+@CORE_PRIMITIVES.primitive("*", signature="(* x...)")
 def multiply(*args: Value) -> Value:
     """Product of the arguments; 1 for none."""
     if not _numbers(args):
@@ -71,7 +71,7 @@ def multiply(*args: Value) -> Value:
     return product
 
 
-@primitive("/", signature="(/ x y...)")
+@CORE_PRIMITIVES.primitive("/", signature="(/ x y...)")
 def divide(first: Value, *rest: Value) -> Value:
     """True division; (/ x) is 1/x."""
     if not (isinstance(first, _NUMBER) and _numbers(rest)):
@@ -87,7 +87,7 @@ def divide(first: Value, *rest: Value) -> Value:
     return quotient
 
 
-@primitive("//", signature="(// a b)")
+@CORE_PRIMITIVES.primitive("//", signature="(// a b)")
 def floor_divide(a: Value, b: Value) -> Value:
     """Floor division, as Python's //."""
     if not (isinstance(a, _NUMBER) and isinstance(b, _NUMBER)):
@@ -97,7 +97,7 @@ def floor_divide(a: Value, b: Value) -> Value:
     return a // b
 
 
-@primitive("mod", signature="(mod a b)")
+@CORE_PRIMITIVES.primitive("mod", signature="(mod a b)")
 def modulo(a: Value, b: Value) -> Value:
     """Remainder with the sign of the divisor, as Python's %."""
     if not (isinstance(a, _NUMBER) and isinstance(b, _NUMBER)):
@@ -107,7 +107,7 @@ def modulo(a: Value, b: Value) -> Value:
     return a % b
 
 
-@primitive("abs", signature="(abs x)")
+@CORE_PRIMITIVES.primitive("abs", signature="(abs x)")
 def absolute(x: Value) -> Value:
     """Absolute value."""
     if not isinstance(x, _NUMBER):
@@ -115,7 +115,7 @@ def absolute(x: Value) -> Value:
     return abs(x)
 
 
-@primitive("min", signature="(min x y...)")
+@CORE_PRIMITIVES.primitive("min", signature="(min x y...)")
 def minimum(first: Value, *rest: Value) -> Value:
     """Smallest argument."""
     if not (isinstance(first, _NUMBER) and _numbers(rest)):
@@ -123,7 +123,7 @@ def minimum(first: Value, *rest: Value) -> Value:
     return min(first, *rest) if rest else first
 
 
-@primitive("max", signature="(max x y...)")
+@CORE_PRIMITIVES.primitive("max", signature="(max x y...)")
 def maximum(first: Value, *rest: Value) -> Value:
     """Largest argument."""
     if not (isinstance(first, _NUMBER) and _numbers(rest)):
@@ -131,7 +131,7 @@ def maximum(first: Value, *rest: Value) -> Value:
     return max(first, *rest) if rest else first
 
 
-@primitive("round", signature="(round x [digits])")
+@CORE_PRIMITIVES.primitive("round", signature="(round x [digits])")
 def round_number(x: Value, digits: Value = None) -> Value:
     """Round as Python does (halves to even); (round x n) keeps n digits."""
     if not (isinstance(x, _NUMBER) and (digits is None or isinstance(digits, _NUMBER))):
@@ -162,13 +162,13 @@ def _ordered(name: str, args: tuple[Value, ...]) -> None:
             raise TypeError_(f"{name}: expected numbers or strings, got {to_repr(arg)} ({type_name(arg)})")
 
 
-@primitive("=", signature="(= x y...)")
+@CORE_PRIMITIVES.primitive("=", signature="(= x y...)")
 def equal_numbers(first: Value, *rest: Value) -> bool:
     """Whether all arguments are equal (1 and 1.0 are)."""
     return all(first == other for other in rest)
 
 
-@primitive("<", signature="(< x y...)")
+@CORE_PRIMITIVES.primitive("<", signature="(< x y...)")
 def less(first: Value, *rest: Value) -> bool:
     """Whether the arguments strictly increase."""
     if len(rest) == 1:
@@ -179,21 +179,21 @@ def less(first: Value, *rest: Value) -> bool:
     return _compare("<", (first, *rest), lambda a, b: a < b)
 
 
-@primitive(">", signature="(> x y...)")
+@CORE_PRIMITIVES.primitive(">", signature="(> x y...)")
 def greater(first: Value, *rest: Value) -> bool:
     """Whether the arguments strictly decrease."""
     _ordered(">", (first, *rest))
     return _compare(">", (first, *rest), lambda a, b: a > b)
 
 
-@primitive("<=", signature="(<= x y...)")
+@CORE_PRIMITIVES.primitive("<=", signature="(<= x y...)")
 def less_equal(first: Value, *rest: Value) -> bool:
     """Whether the arguments never decrease."""
     _ordered("<=", (first, *rest))
     return _compare("<=", (first, *rest), lambda a, b: a <= b)
 
 
-@primitive(">=", signature="(>= x y...)")
+@CORE_PRIMITIVES.primitive(">=", signature="(>= x y...)")
 def greater_equal(first: Value, *rest: Value) -> bool:
     """Whether the arguments never increase."""
     _ordered(">=", (first, *rest))

@@ -9,7 +9,7 @@ from ...syntax.nodes import Keyword, Symbol
 from ..printer import to_repr
 from ..quoting import dict_key
 from ..values import Value, type_name
-from . import primitive
+from . import CORE_PRIMITIVES
 
 
 def _as_dict(name: str, value: Value) -> dict[str, Value]:
@@ -28,7 +28,7 @@ def _field_name(value: Value) -> str:
     )
 
 
-@primitive("dict", signature="(dict [key value]...)")
+@CORE_PRIMITIVES.primitive("dict", signature="(dict [key value]...)")
 def make_dict(*items: Value) -> dict[str, Value]:
     """(dict k1 v1 k2 v2 ...): keyword and symbol keys become their names."""
     if len(items) % 2:
@@ -36,7 +36,7 @@ def make_dict(*items: Value) -> dict[str, Value]:
     return {dict_key(items[i]): items[i + 1] for i in range(0, len(items), 2)}
 
 
-@primitive("get", signature="(get d k [default])")
+@CORE_PRIMITIVES.primitive("get", signature="(get d k [default])")
 def get(container: Value, key: Value, default: Value = None) -> Value:
     """(get d k [default]) for dicts; (get xs i [default]) for lists."""
     if isinstance(container, dict):
@@ -48,7 +48,7 @@ def get(container: Value, key: Value, default: Value = None) -> Value:
     raise TypeError_(f"get: expected a dict or list, got {to_repr(container)} ({type_name(container)})")
 
 
-@primitive("get-field", signature="(get-field x field)")
+@CORE_PRIMITIVES.primitive("get-field", signature="(get-field x field)")
 def get_field(container: Value, field: Value) -> Value:
     """A dict key, an association list entry, or a result's field; nil when missing."""
     name = _field_name(field)
@@ -65,7 +65,7 @@ def get_field(container: Value, field: Value) -> Value:
     return None
 
 
-@primitive("assoc", signature="(assoc d k v)")
+@CORE_PRIMITIVES.primitive("assoc", signature="(assoc d k v)")
 def assoc(container: Value, key: Value, value: Value) -> dict[str, Value]:
     """A new dict: container with key set to value."""
     result = dict(_as_dict("assoc", container)) if container is not None else {}
@@ -73,19 +73,19 @@ def assoc(container: Value, key: Value, value: Value) -> dict[str, Value]:
     return result
 
 
-@primitive("keys", signature="(keys d)")
+@CORE_PRIMITIVES.primitive("keys", signature="(keys d)")
 def keys(container: Value) -> list[str]:
     """A dict's keys, in insertion order."""
     return list(_as_dict("keys", container))
 
 
-@primitive("values", signature="(values d)")
+@CORE_PRIMITIVES.primitive("values", signature="(values d)")
 def values(container: Value) -> list[Value]:
     """A dict's values, in insertion order."""
     return list(_as_dict("values", container).values())
 
 
-@primitive("has-key?", signature="(has-key? d k)")
+@CORE_PRIMITIVES.primitive("has-key?", signature="(has-key? d k)")
 def has_key(container: Value, key: Value) -> bool:
     """Whether the dict holds key."""
     return dict_key(key) in _as_dict("has-key?", container)

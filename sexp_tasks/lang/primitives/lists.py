@@ -14,7 +14,7 @@ from ...run_context import operator_defaults
 from ..calls import Closure, apply_procedure, invoke
 from ..printer import to_repr
 from ..values import Value, passed_arguments, type_name
-from . import primitive
+from . import CORE_PRIMITIVES
 
 
 def as_list(name: str, value: Value, position: str = "") -> list[Value]:
@@ -33,37 +33,37 @@ def _index(name: str, value: Value) -> int:
     return value
 
 
-@primitive("list", signature="(list x...)")
+@CORE_PRIMITIVES.primitive("list", signature="(list x...)")
 def make_list(*items: Value) -> list[Value]:
     """A list of the arguments."""
     return list(items)
 
 
-@primitive("cons", signature="(cons x xs)")
+@CORE_PRIMITIVES.primitive("cons", signature="(cons x xs)")
 def cons(item: Value, rest: Value) -> list[Value]:
     """A new list: item followed by the elements of rest."""
     return [item, *as_list("cons", rest, "second")]
 
 
-@primitive("first", signature="(first xs)")
+@CORE_PRIMITIVES.primitive("first", signature="(first xs)")
 def first(seq: Value) -> Value:
     """The first element; nil for nil or ()."""
     return _first("first", seq)
 
 
-@primitive("car", signature="(car xs)")
+@CORE_PRIMITIVES.primitive("car", signature="(car xs)")
 def car(seq: Value) -> Value:
     """The first element; nil for nil or ()."""
     return _first("car", seq)
 
 
-@primitive("rest", signature="(rest xs)")
+@CORE_PRIMITIVES.primitive("rest", signature="(rest xs)")
 def rest(seq: Value) -> list[Value]:
     """Every element but the first; () for nil or ()."""
     return as_list("rest", seq)[1:]
 
 
-@primitive("cdr", signature="(cdr xs)")
+@CORE_PRIMITIVES.primitive("cdr", signature="(cdr xs)")
 def cdr(seq: Value) -> list[Value]:
     """Every element but the first; () for nil or ()."""
     return as_list("cdr", seq)[1:]
@@ -74,7 +74,7 @@ def _first(name: str, seq: Value) -> Value:
     return items[0] if items else None
 
 
-@primitive("nth", signature="(nth xs i)")
+@CORE_PRIMITIVES.primitive("nth", signature="(nth xs i)")
 def nth(seq: Value, index: Value) -> Value:
     """Element `index` (from 0) of a list or string; an error when out of range."""
     i = _index("nth", index)
@@ -84,7 +84,7 @@ def nth(seq: Value, index: Value) -> Value:
     return items[i]
 
 
-@primitive("length", signature="(length x)")
+@CORE_PRIMITIVES.primitive("length", signature="(length x)")
 def length(seq: Value) -> int:
     """Length of a string, list or dict; 0 for nil."""
     if seq is None:
@@ -94,7 +94,7 @@ def length(seq: Value) -> int:
     raise TypeError_(f"length: expected a string, list or dict, got {to_repr(seq)} ({type_name(seq)})")
 
 
-@primitive("append", signature="(append xs...)")
+@CORE_PRIMITIVES.primitive("append", signature="(append xs...)")
 def append(*seqs: Value) -> list[Value]:
     """One list of the elements of every argument, in order."""
     result: list[Value] = []
@@ -103,7 +103,7 @@ def append(*seqs: Value) -> list[Value]:
     return result
 
 
-@primitive("reverse", signature="(reverse xs)")
+@CORE_PRIMITIVES.primitive("reverse", signature="(reverse xs)")
 def reverse(seq: Value) -> Value:
     """The elements (or characters) in reverse order."""
     if isinstance(seq, str):
@@ -111,7 +111,7 @@ def reverse(seq: Value) -> Value:
     return as_list("reverse", seq)[::-1]
 
 
-@primitive("range", signature=("(range n)", "(range a b [step])"))
+@CORE_PRIMITIVES.primitive("range", signature=("(range n)", "(range a b [step])"))
 def range_(start: Value, stop: Value | EllipsisType = ..., step: Value = 1) -> list[int]:
     """(range n) is 0..n-1; (range a b [step]) as Python's range."""
     if stop is ...:
@@ -128,7 +128,7 @@ def _range_bound(value: Value) -> int:
     return value
 
 
-@primitive("map", signature="(map f xs ys...)")
+@CORE_PRIMITIVES.primitive("map", signature="(map f xs ys...)")
 def map_(depth: int, fn: Value, seq: Value, *more: Value) -> list[Value]:
     """(f x) for each element; with several lists, (f x y ...) up to the shortest."""
     items = as_list("map", seq, "second")
@@ -141,7 +141,7 @@ def map_(depth: int, fn: Value, seq: Value, *more: Value) -> list[Value]:
     return [apply_procedure(fn, passed_arguments(fn, [x]), depth) for x in items]
 
 
-@primitive("filter", signature="(filter pred xs)")
+@CORE_PRIMITIVES.primitive("filter", signature="(filter pred xs)")
 def filter_(depth: int, pred: Value, seq: Value) -> list[Value]:
     """The elements for which (pred x) is true."""
     items = as_list("filter", seq, "second")
@@ -151,7 +151,7 @@ def filter_(depth: int, pred: Value, seq: Value) -> list[Value]:
     return [x for x in items if apply_procedure(pred, passed_arguments(pred, [x]), depth)]
 
 
-@primitive("reduce", signature=("(reduce f init xs)", "(reduce f xs)"))
+@CORE_PRIMITIVES.primitive("reduce", signature=("(reduce f init xs)", "(reduce f xs)"))
 def reduce_(depth: int, fn: Value, init_or_seq: Value, seq: Value | EllipsisType = ...) -> Value:
     """(reduce f init xs) or (reduce f xs): fold left, calling (f acc x)."""
     if seq is ...:
@@ -172,14 +172,14 @@ def reduce_(depth: int, fn: Value, init_or_seq: Value, seq: Value | EllipsisType
     return acc
 
 
-@primitive("for-each", signature="(for-each f xs)")
+@CORE_PRIMITIVES.primitive("for-each", signature="(for-each f xs)")
 def for_each(depth: int, fn: Value, seq: Value) -> None:
     """Call (f x) for each element for its effect; nil."""
     for x in as_list("for-each", seq, "second"):
         apply_procedure(fn, passed_arguments(fn, [x]), depth)
 
 
-@primitive("apply", signature="(apply f [arg... xs])")
+@CORE_PRIMITIVES.primitive("apply", signature="(apply f [arg... xs])")
 def apply_(depth: int, fn: Value, *args: Value) -> Value:
     """(apply f xs) or (apply f a b xs): call f with the spread arguments."""
     if not args:
@@ -187,7 +187,7 @@ def apply_(depth: int, fn: Value, *args: Value) -> Value:
     return apply_procedure(fn, [*args[:-1], *as_list("apply", args[-1], "last")], depth)
 
 
-@primitive("sort", signature="(sort xs [key-fn])")
+@CORE_PRIMITIVES.primitive("sort", signature="(sort xs [key-fn])")
 def sort(depth: int, seq: Value, key: Value = None) -> list[Value]:
     """Elements in ascending order (stable); (sort xs key-fn) orders by (key-fn x)."""
     items = as_list("sort", seq)

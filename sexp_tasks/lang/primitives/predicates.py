@@ -4,76 +4,76 @@ from __future__ import annotations
 
 from ...syntax.nodes import Keyword, Symbol
 from ..values import Procedure, Value
-from . import primitive
+from . import CORE_PRIMITIVES
 
 
-@primitive("eq?", "equal?", signature="(eq? a b)")
+@CORE_PRIMITIVES.primitive("eq?", "equal?", signature="(eq? a b)")
 def equal(a: Value, b: Value) -> bool:
     """Structural equality; symbols compare by name and (eq? 1 1.0) is true."""
     return bool(a == b)
 
 
-@primitive("not", signature="(not x)")
+@CORE_PRIMITIVES.primitive("not", signature="(not x)")
 def not_(x: Value) -> bool:
     """True for false values (false, nil, 0, "", empty list or dict)."""
     return not x
 
 
-@primitive("null?", "nil?", signature="(null? x)")
+@CORE_PRIMITIVES.primitive("null?", "nil?", signature="(null? x)")
 def is_null(x: Value) -> bool:
     """True for nil and the empty list."""
     return x is None or (isinstance(x, list) and not x)
 
 
-@primitive("number?", signature="(number? x)")
+@CORE_PRIMITIVES.primitive("number?", signature="(number? x)")
 def is_number(x: Value) -> bool:
     """True for integers and floats (not booleans)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-@primitive("integer?", signature="(integer? x)")
+@CORE_PRIMITIVES.primitive("integer?", signature="(integer? x)")
 def is_integer(x: Value) -> bool:
     """True for integers (not booleans)."""
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-@primitive("string?", signature="(string? x)")
+@CORE_PRIMITIVES.primitive("string?", signature="(string? x)")
 def is_string(x: Value) -> bool:
     """True for strings."""
     return isinstance(x, str)
 
 
-@primitive("boolean?", signature="(boolean? x)")
+@CORE_PRIMITIVES.primitive("boolean?", signature="(boolean? x)")
 def is_boolean(x: Value) -> bool:
     """True for true and false."""
     return isinstance(x, bool)
 
 
-@primitive("symbol?", signature="(symbol? x)")
+@CORE_PRIMITIVES.primitive("symbol?", signature="(symbol? x)")
 def is_symbol(x: Value) -> bool:
     """True for symbols."""
     return isinstance(x, Symbol)
 
 
-@primitive("keyword?", signature="(keyword? x)")
+@CORE_PRIMITIVES.primitive("keyword?", signature="(keyword? x)")
 def is_keyword(x: Value) -> bool:
     """True for keywords."""
     return isinstance(x, Keyword)
 
 
-@primitive("list?", signature="(list? x)")
+@CORE_PRIMITIVES.primitive("list?", signature="(list? x)")
 def is_list(x: Value) -> bool:
     """True for lists, the empty one included (nil is not a list)."""
     return isinstance(x, list)
 
 
-@primitive("dict?", signature="(dict? x)")
+@CORE_PRIMITIVES.primitive("dict?", signature="(dict? x)")
 def is_dict(x: Value) -> bool:
     """True for dicts."""
     return isinstance(x, dict)
 
 
-@primitive("procedure?", signature="(procedure? x)")
+@CORE_PRIMITIVES.primitive("procedure?", signature="(procedure? x)")
 def is_procedure(x: Value) -> bool:
     """True for closures, primitives and tasks."""
     return isinstance(x, Procedure)

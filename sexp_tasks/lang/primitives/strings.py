@@ -8,7 +8,7 @@ from ...errors import TypeError_, ValueError_
 from ...syntax.nodes import Symbol
 from ..printer import display, to_repr
 from ..values import Value, type_name
-from . import primitive
+from . import CORE_PRIMITIVES
 from .lists import as_list
 
 _FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{([0-9]*)\}|[{}]")
@@ -21,44 +21,44 @@ def as_string(name: str, value: Value) -> str:
     raise TypeError_(f"{name}: expected a string, got {to_repr(value)} ({type_name(value)})")
 
 
-@primitive("str", signature="(str x...)")
+@CORE_PRIMITIVES.primitive("str", signature="(str x...)")
 def str_(*values: Value) -> str:
     """The display forms of the arguments, concatenated."""
     return "".join(display(v) for v in values)
 
 
-@primitive("string-append", signature="(string-append x...)")
+@CORE_PRIMITIVES.primitive("string-append", signature="(string-append x...)")
 def string_append(*values: Value) -> str:
     """Concatenate strings, symbols and numbers; nil counts as ""."""
     return "".join("" if v is None else (v.name if isinstance(v, Symbol) else display(v)) for v in values)
 
 
-@primitive("string=?", signature="(string=? s t...)")
+@CORE_PRIMITIVES.primitive("string=?", signature="(string=? s t...)")
 def string_equal(first: Value, *rest: Value) -> bool:
     """Whether all arguments are the same string."""
     text = as_string("string=?", first)
     return all(as_string("string=?", other) == text for other in rest)
 
 
-@primitive("string-contains?", signature="(string-contains? s part)")
+@CORE_PRIMITIVES.primitive("string-contains?", signature="(string-contains? s part)")
 def string_contains(text: Value, part: Value) -> bool:
     """Whether part occurs in text."""
     return as_string("string-contains?", part) in as_string("string-contains?", text)
 
 
-@primitive("string-starts-with?", signature="(string-starts-with? s prefix)")
+@CORE_PRIMITIVES.primitive("string-starts-with?", signature="(string-starts-with? s prefix)")
 def string_starts_with(text: Value, prefix: Value) -> bool:
     """Whether text begins with prefix."""
     return as_string("string-starts-with?", text).startswith(as_string("string-starts-with?", prefix))
 
 
-@primitive("string-ends-with?", signature="(string-ends-with? s suffix)")
+@CORE_PRIMITIVES.primitive("string-ends-with?", signature="(string-ends-with? s suffix)")
 def string_ends_with(text: Value, suffix: Value) -> bool:
     """Whether text ends with suffix."""
     return as_string("string-ends-with?", text).endswith(as_string("string-ends-with?", suffix))
 
 
-@primitive("string-split", signature="(string-split s [sep])")
+@CORE_PRIMITIVES.primitive("string-split", signature="(string-split s [sep])")
 def string_split(text: Value, separator: Value = None) -> list[str]:
     """Split on separator; without one, on runs of whitespace."""
     text = as_string("string-split", text)
@@ -70,31 +70,31 @@ def string_split(text: Value, separator: Value = None) -> list[str]:
     return text.split(separator)
 
 
-@primitive("string-join", signature="(string-join xs [sep])")
+@CORE_PRIMITIVES.primitive("string-join", signature="(string-join xs [sep])")
 def string_join(items: Value, separator: Value = "") -> str:
     """Join the display forms of a list's elements with separator (default "")."""
     return as_string("string-join", separator).join(display(x) for x in as_list("string-join", items))
 
 
-@primitive("string-trim", signature="(string-trim s)")
+@CORE_PRIMITIVES.primitive("string-trim", signature="(string-trim s)")
 def string_trim(text: Value) -> str:
     """text without leading and trailing whitespace."""
     return as_string("string-trim", text).strip()
 
 
-@primitive("string-upcase", signature="(string-upcase s)")
+@CORE_PRIMITIVES.primitive("string-upcase", signature="(string-upcase s)")
 def string_upcase(text: Value) -> str:
     """text in upper case."""
     return as_string("string-upcase", text).upper()
 
 
-@primitive("string-downcase", signature="(string-downcase s)")
+@CORE_PRIMITIVES.primitive("string-downcase", signature="(string-downcase s)")
 def string_downcase(text: Value) -> str:
     """text in lower case."""
     return as_string("string-downcase", text).lower()
 
 
-@primitive("string-replace", signature="(string-replace s old new)")
+@CORE_PRIMITIVES.primitive("string-replace", signature="(string-replace s old new)")
 def string_replace(text: Value, old: Value, new: Value) -> str:
     """text with every occurrence of old replaced by new."""
     return as_string("string-replace", text).replace(
@@ -102,7 +102,7 @@ def string_replace(text: Value, old: Value, new: Value) -> str:
     )
 
 
-@primitive("substring", signature="(substring s start [end])")
+@CORE_PRIMITIVES.primitive("substring", signature="(substring s start [end])")
 def substring(text: Value, start: Value, end: Value = None) -> str:
     """Characters start..end-1 of text (Python slicing)."""
     text = as_string("substring", text)
@@ -115,7 +115,7 @@ def _bound(value: Value) -> int | None:
     return value
 
 
-@primitive("format", signature="(format template arg...)")
+@CORE_PRIMITIVES.primitive("format", signature="(format template arg...)")
 def format_(template: Value, *args: Value) -> str:
     """Fill `{}` (next argument) and `{N}` fields with display forms; `{{` and `}}` are braces."""
     template = as_string("format", template)

@@ -11,7 +11,7 @@ from ...errors import TypeError_, ValueError_
 from ...syntax.numerals import parse_number
 from ..printer import display, to_json, to_repr
 from ..values import Value, parse_json_text, type_name
-from . import primitive
+from . import CORE_PRIMITIVES
 from .strings import as_string
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ T = TypeVar("T")
 FIRST_SLICE_SECONDS = 0.25  # a regex call runs this long before the thread can be interrupted
 
 
-@primitive("json-parse", signature="(json-parse text)")
+@CORE_PRIMITIVES.primitive("json-parse", signature="(json-parse text)")
 def json_parse(text: Value) -> Value:
     """The value of a JSON text: null is nil, [] the empty list, objects dicts."""
     try:
@@ -33,7 +33,7 @@ def json_parse(text: Value) -> Value:
         ) from None
 
 
-@primitive("json-dump", signature="(json-dump x [indent])")
+@CORE_PRIMITIVES.primitive("json-dump", signature="(json-dump x [indent])")
 def json_dump(value: Value, indent: Value = None) -> str:
     """JSON text for value; (json-dump v 2) indents."""
     if indent is not None and type(indent) is not int:
@@ -41,13 +41,13 @@ def json_dump(value: Value, indent: Value = None) -> str:
     return to_json(value, indent)
 
 
-@primitive("string->number", signature="(string->number s)")
+@CORE_PRIMITIVES.primitive("string->number", signature="(string->number s)")
 def string_to_number(text: Value) -> Value:
     """The number text spells, or nil."""
     return parse_number(as_string("string->number", text).strip())
 
 
-@primitive("number->string", signature="(number->string n)")
+@CORE_PRIMITIVES.primitive("number->string", signature="(number->string n)")
 def number_to_string(number: Value) -> str:
     """The number as the printer writes it."""
     if not isinstance(number, (int, float)) or isinstance(number, bool):
@@ -81,7 +81,7 @@ def _interruptible(operation: Callable[..., T], *args: str) -> T:
             timeout *= 2
 
 
-@primitive("regex-match", signature="(regex-match pattern s)")
+@CORE_PRIMITIVES.primitive("regex-match", signature="(regex-match pattern s)")
 def regex_match(pattern: Value, text: Value) -> Value:
     """Search text: the list of the whole match and its groups, or nil."""
     compiled = _compile("regex-match", pattern)
@@ -91,7 +91,7 @@ def regex_match(pattern: Value, text: Value) -> Value:
     return [match.group(0), *match.groups()]
 
 
-@primitive("regex-find-all", signature="(regex-find-all pattern s)")
+@CORE_PRIMITIVES.primitive("regex-find-all", signature="(regex-find-all pattern s)")
 def regex_find_all(pattern: Value, text: Value) -> list[Value]:
     """Every match in text (with groups, each match is the list of its groups)."""
     compiled = _compile("regex-find-all", pattern)
@@ -99,7 +99,7 @@ def regex_find_all(pattern: Value, text: Value) -> list[Value]:
     return [list(m) if isinstance(m, tuple) else m for m in found]
 
 
-@primitive("regex-replace", signature="(regex-replace pattern s replacement)")
+@CORE_PRIMITIVES.primitive("regex-replace", signature="(regex-replace pattern s replacement)")
 def regex_replace(pattern: Value, text: Value, replacement: Value) -> str:
     """text with every match replaced (\\1 refers to a group)."""
     compiled = _compile("regex-replace", pattern)

@@ -1,27 +1,46 @@
 """What the task system adds to the language core.
 
-Importing this package registers the task system's special forms (defatom, call-atomic-task,
-sequential, the loops, system:run_script) and primitives (pmap, task?, match-tasks ...) in the
-core's registries, as the core's own modules register theirs. `install` then gives one runtime's
-language its task system, and checks.TaskChecks adds its checks to `sexp check`; the composition
-root (runtime.py) does all three.
+Its special forms (defatom, call-atomic-task, sequential, the loops, system:run_script) and its
+primitives (pmap, task?, match-tasks ...) register in the registries below, TASK_FORMS and
+TASK_PRIMITIVES, as their modules are imported, never in the core's. `install` adds them to one
+interpreter, with the rest of what the task system gives a language, and checks.TaskChecks adds
+its checks to `sexp check`; the composition root (runtime.py) does both.
 """
 
 from __future__ import annotations
 
-from ...lang.compiler import Compiler
-from ...lang.prelude import LazyDefinitions
+from ...lang.forms import FormRegistry
+from ...lang.interpreter import Interpreter
+from ...lang.primitives import PrimitiveRegistry
 from ...resources import data_dir
 from ..runner import TaskSystem
-from . import loop_support, pmap, scripts, sequential, task_calls, task_loops, task_primitives  # noqa: F401
+from ..task_services import TaskServices
+
+TASK_FORMS = FormRegistry()
+TASK_PRIMITIVES = PrimitiveRegistry()
+
+# The task system's forms and primitives register in the registries above as these are imported.
+from . import (  # noqa: E402,F401
+    loop_support,
+    pmap,
+    scripts,
+    sequential,
+    task_calls,
+    task_loops,
+    task_primitives,
+)
 
 
-def install(system: TaskSystem, compiler: Compiler, prelude: LazyDefinitions) -> None:
-    """Give a language its task system: the forms find system through the compiler, the task
-    procedures written in the language (stdlib/tasks.sexp, loops.sexp) join the prelude, and a
-    name nothing else binds may be a task template (SPEC §2.5: templates come last)."""
-    compiler.extend(system)
-    prelude.add_file(data_dir("stdlib") / "tasks.sexp")
-    prelude.add_file(data_dir("stdlib") / "loops.sexp")
-    compiler.globals.resolvers.append(system.task)
-    compiler.globals.name_sources.append(lambda: system.library.templates)
+def install(system: TaskSystem, core: Interpreter, ctx: TaskServices | None) -> None:
+    """Give one interpreter the task system: its special forms (in the compiler's table, and so
+    among the reserved names), its primitives (bound in the globals, given ctx), the task procedures
+    written in the language (stdlib/tasks.sexp, loops.sexp, in the prelude); the forms find system
+    through the compiler, and a name nothing else binds may be a task template (SPEC §2.5:
+    templates come last). ctx None: a program that is only checked, never run."""
+    core.compiler.add_forms(TASK_FORMS)
+    TASK_PRIMITIVES.install(core.globals, ctx)
+    core.compiler.extend(system)
+    core.prelude.add_file(data_dir("stdlib") / "tasks.sexp")
+    core.prelude.add_file(data_dir("stdlib") / "loops.sexp")
+    core.globals.resolvers.append(system.task)
+    core.globals.name_sources.append(lambda: system.library.templates)

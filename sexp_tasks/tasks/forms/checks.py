@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ...errors import ArityError, SexpError
 from ...lang.check import CallCheck, Checker
-from ...lang.forms import SPECIAL_FORMS, global_definitions, walk_clauses
+from ...lang.forms import SpecialForm, global_definitions, walk_clauses
 from ...lang.values import Value
 from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node
 from ...syntax.source import Span
@@ -17,6 +17,7 @@ from ..inputs import missing_inputs, mixed_arguments, too_many_arguments, unknow
 from ..library import TaskLibrary
 from ..task import RESERVED
 from ..template import TaskTemplate
+from .defatom import NAME as DEFATOM
 from .defatom import defatom_template
 
 
@@ -61,7 +62,7 @@ class TaskCall:
         head = node.name
         if head in RESERVED or (self.template is not None and self.template.input(head) is not None):
             return True
-        return head not in local and head not in checker.known and head not in SPECIAL_FORMS
+        return head not in local and head not in checker.known and head not in checker.forms
 
     def input_problems(
         self, checker: Checker, node: FunctionCallNode, named: list[tuple[str, Span | None]]
@@ -90,10 +91,12 @@ def check_call_atomic_task(checker: Checker, form: FunctionCallNode, local: froz
 
 
 class TaskChecks:
-    """The task system's CheckExtension: its templates are names, and calls of tasks are checked."""
+    """The task system's CheckExtension: its templates are names, and calls of tasks are checked;
+    forms are the special forms in force (the compiler's, Compiler.forms)."""
 
-    def __init__(self, library: TaskLibrary) -> None:
+    def __init__(self, library: TaskLibrary, forms: Mapping[str, SpecialForm]) -> None:
         self.library = library
+        self.forms = forms
 
     def global_names(self) -> Iterable[str]:
         return self.library.templates
@@ -103,7 +106,7 @@ class TaskChecks:
         (their templates built now; None when one is defined twice or does not build), then
         registered templates that no global and nothing the file defines shadows."""
         defined: dict[str, list[FunctionCallNode]] = {}
-        for form in global_definitions(forms):
+        for form in global_definitions(forms, self.forms):
             defined.setdefault(getattr(form.args[0], "name", "?"), []).append(form)
         names: dict[str, CallCheck] = {
             name: TaskCall(template)
@@ -111,7 +114,10 @@ class TaskChecks:
             if name not in globals_ and name not in defined
         }
         for name, forms_defining in defined.items():
-            if any(f.name != "defatom" for f in forms_defining):
+            # By name, and honestly so: what is checked is the template defatom_template reads
+            # from defatom's own clauses, which no other defining form has (its description says
+            # only that it defines, and that its value's arity is unknown before the run).
+            if any(f.name != DEFATOM for f in forms_defining):
                 continue  # a procedure (also): which one a call meets depends on the run
             template = None
             if len(forms_defining) == 1:

@@ -11,7 +11,8 @@ from ...lang.quoting import datum
 from ...syntax.nodes import FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol, elements
 from ..template import TYPE_ALIASES, ContextSettings, InputSpec, OutputFormat, TaskTemplate, check_rules
 
-USAGE = 'defatom: expected (defatom name (params ...) (instructions "...") ...)'
+NAME = "defatom"  # the form's name: where it registers (task_calls.py), and what the checks look for
+USAGE = f'{NAME}: expected ({NAME} name (params ...) (instructions "...") ...)'
 _TEXT_CLAUSES = ("instructions", "description", "system", "model", "subtype", "provider", "criteria")
 
 

@@ -7,11 +7,11 @@ from dataclasses import replace
 from typing import Any, TypeGuard
 
 from ...errors import TypeError_
-from ...lang.primitives import primitive
 from ...lang.printer import to_repr
 from ...lang.values import type_name
 from ...results import ScriptResult, TaskResult
 from ..task import Task
+from . import TASK_PRIMITIVES
 
 
 def says_true(value: Any) -> bool:
@@ -32,13 +32,13 @@ def evaluation_succeeded(value: Any) -> bool:
     return bool(value)
 
 
-@primitive("task?", signature="(task? x)")
+@TASK_PRIMITIVES.primitive("task?", signature="(task? x)")
 def is_task(x: Any) -> bool:
     """True for tasks (a template's name, a defatom), false for other procedures."""
     return isinstance(x, Task)
 
 
-@primitive("task-inputs", signature="(task-inputs task)")
+@TASK_PRIMITIVES.primitive("task-inputs", signature="(task-inputs task)")
 def task_inputs(task: Any) -> list[str]:
     """The names of a task's declared inputs, in order."""
     if not isinstance(task, Task):
@@ -46,13 +46,13 @@ def task_inputs(task: Any) -> list[str]:
     return [spec.name for spec in task.template.inputs]
 
 
-@primitive("script-result?", signature="(script-result? x)")
+@TASK_PRIMITIVES.primitive("script-result?", signature="(script-result? x)")
 def is_script_result(x: Any) -> bool:
     """True for the result of system:run_script."""
     return isinstance(x, ScriptResult)
 
 
-@primitive("evaluation-success?", signature="(evaluation-success? x)")
+@TASK_PRIMITIVES.primitive("evaluation-success?", signature="(evaluation-success? x)")
 def evaluation_success(x: Any) -> bool:
     """Whether an evaluation succeeded, as the loops' default controller decides."""
     return evaluation_succeeded(x)
@@ -73,7 +73,7 @@ def phase_failure(result: TaskResult, loop: str, phase: str, iteration: int) -> 
     return replace(result, error=error, notes={**result.notes, "loop": where})
 
 
-@primitive("phase-failure", signature="(phase-failure result loop phase iteration)")
+@TASK_PRIMITIVES.primitive("phase-failure", signature="(phase-failure result loop phase iteration)")
 def phase_failure_(result: Any, loop: Any, phase: Any, iteration: Any) -> TaskResult:
     """(phase-failure r loop phase i): the FAILED result r, saying that it ended `loop` in `phase` of
     iteration i; the value a loop written in the language (refine) stops with."""

@@ -25,7 +25,6 @@ from typing import Any
 from ...errors import SexpError, TypeError_
 from ...lang.calls import apply_procedure
 from ...lang.deepstack import STACK_BYTES, raise_interrupt_in
-from ...lang.primitives import primitive
 from ...lang.primitives.lists import as_list
 from ...lang.primitives.options import ABSENT, keyword_option, positive_integer
 from ...lang.printer import to_repr
@@ -34,6 +33,7 @@ from ...progress import Progress, progress
 from ...results import FAILED, TaskError, TaskResult
 from ...run_context import Batch, Element, run_context, within
 from ..task_services import TaskServices
+from . import TASK_PRIMITIVES
 
 WAIT_STEP = 0.05  # seconds the calling thread waits at a time, so that Ctrl-C is seen at once
 # Errors about the run rather than an element (no model configured, an unusable mock script or
@@ -43,7 +43,7 @@ RUN_ERRORS = frozenset({"CONFIGURATION_ERROR", "HANDLER_ERROR", "STORE_ERROR"})
 RunElement = Callable[[int], Value]  # runs element i, giving its value or its FAILED result
 
 
-@primitive("pmap", signature="(pmap f xs [:concurrency n])")
+@TASK_PRIMITIVES.primitive("pmap", signature="(pmap f xs [:concurrency n])")
 def pmap(ctx: TaskServices, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
     """(f x) for each element on up to n threads (`:concurrency n`, default from config), in order."""
     if not isinstance(fn, Procedure):

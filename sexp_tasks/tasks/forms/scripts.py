@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ...config import Settings
 from ...errors import FormError, TypeError_, ValueError_
-from ...lang.forms import special_form, walk_all_clauses
+from ...lang.forms import walk_all_clauses
 from ...lang.printer import to_repr
 from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Value
@@ -23,6 +23,7 @@ from ...runs.journal import fingerprint
 from ...syntax.nodes import FunctionCallNode, Keyword, Node
 from ...syntax.source import Span
 from ..runner import TaskSystem
+from . import TASK_FORMS
 
 if TYPE_CHECKING:
     from ...lang.compiler import Compiler
@@ -34,7 +35,7 @@ PARAMETERS = ("command", "args", "timeout", "cwd", "input", "env", "shell")
 USAGE = f'({NAME} (command "...") [(args (list ...))] [(timeout s)] [(cwd "dir")] [(input "...")] ...)'
 
 
-@special_form(NAME, check=walk_all_clauses)
+@TASK_FORMS.special_form(NAME, check=walk_all_clauses)
 def compile_run_script(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     codes = {name: c.compile(node, scope) for name, node in _parameters(form).items()}
     system = c.extension(TaskSystem)

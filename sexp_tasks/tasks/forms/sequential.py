@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import FormError, ValueError_
-from ...lang.forms import special_form, walk_clauses
+from ...lang.forms import walk_clauses
 from ...lang.values import Code, Value
 from ...syntax.nodes import FunctionCallNode
 from ..context import ContextError, parse_overrides, resolve, sequential_frame
+from . import TASK_FORMS
 
 if TYPE_CHECKING:
     from ...lang.check import Checker
@@ -25,7 +26,7 @@ def check_sequential(checker: Checker, form: FunctionCallNode, local: frozenset[
     checker.walk(args, local)
 
 
-@special_form("sequential", check=check_sequential)
+@TASK_FORMS.special_form("sequential", check=check_sequential)
 def compile_sequential(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = list(form.args)
     settings: list[tuple[str, Code]] = []

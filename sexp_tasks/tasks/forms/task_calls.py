@@ -6,13 +6,15 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import FormError, NameError_, SexpError, TypeError_
 from ...lang.environment import Scope
-from ...lang.forms import special_form, walk_nothing
+from ...lang.forms import walk_nothing
 from ...lang.forms.binding import store
 from ...lang.printer import to_repr
 from ...lang.values import Code, Value
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
 from ..runner import TaskSystem
+from . import TASK_FORMS
 from .checks import check_call_atomic_task
+from .defatom import NAME as DEFATOM
 from .defatom import USAGE, defatom_template
 
 if TYPE_CHECKING:
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 
 # A defatom's clauses are data (checked when it compiles); what it binds is a task, whose arity
 # is unknown before the run.
-@special_form("defatom", check=walk_nothing, defines=True)
+@TASK_FORMS.special_form(DEFATOM, check=walk_nothing, defines=True)
 def compile_defatom(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args or not isinstance(args[0], Symbol):
@@ -46,7 +48,7 @@ def compile_defatom(form: FunctionCallNode, scope: Scope | None, tail: bool, c: 
     return store(name, define_task, scope, c, result=args[0])
 
 
-@special_form("call-atomic-task", check=check_call_atomic_task)
+@TASK_FORMS.special_form("call-atomic-task", check=check_call_atomic_task)
 def compile_call_atomic_task(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:

@@ -21,18 +21,19 @@ from typing import TYPE_CHECKING, Any
 from ...errors import FormError, SexpError, TypeError_
 from ...lang.calls import apply_procedure
 from ...lang.dynamic import bound, dynamic_variable
-from ...lang.forms import special_form, walk_all_clauses
+from ...lang.forms import walk_all_clauses
 from ...lang.printer import to_repr
 from ...lang.quoting import datum
 from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Procedure, Value, passed_arguments, type_name
-from ...progress import Progress, is_terminal, progress
+from ...progress import Progress, progress
 from ...results import TaskResult
 from ...run_context import operator_defaults
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
 from ...syntax.source import Span
 from ..runner import TaskSystem
 from ..task import Task
+from . import TASK_FORMS
 from .loop_support import evaluation_succeeded, failed_result, phase_failure
 
 if TYPE_CHECKING:
@@ -71,8 +72,6 @@ ITERATIVE = LoopShape(
     ("max-iterations", "initial-input", "test-command"),
     ("executor", "validator", "controller"),
 )
-# Each loop form's clauses, `(clause expr)`: only expr is code.
-CLAUSE_FORMS = {shape.name: shape.clauses for shape in (DIRECTOR_EVALUATOR, ITERATIVE)}
 
 
 @dataclass(frozen=True)
@@ -220,10 +219,10 @@ def annotated(err: SexpError, prefix: str) -> SexpError:
 
 def loop_progress(c: Compiler, label: str, total: int) -> Progress:
     """The iterations as a progress bar on the runtime's stderr when it is a terminal (nothing when
-    piped or quiet)."""
+    piped or quiet, nor where no task system is installed: then there is no stream of its to use)."""
     system = c.extension(TaskSystem)
     if system is None:
-        return Progress(label, total, sys.stderr, is_terminal(sys.stderr))
+        return Progress(label, total, sys.stderr, enabled=False)
     return progress(system.err, system.settings.quiet, label, total)
 
 
@@ -235,7 +234,7 @@ def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[st
     return "continue", {"input": loop_input, "feedback": said}
 
 
-@special_form("director-evaluator-loop", check=walk_all_clauses)
+@TASK_FORMS.special_form(DIRECTOR_EVALUATOR.name, check=walk_all_clauses)
 def compile_director_evaluator_loop(
     form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler
 ) -> Code:
@@ -259,7 +258,7 @@ def compile_director_evaluator_loop(
     return run
 
 
-@special_form("iterative-loop", check=walk_all_clauses)
+@TASK_FORMS.special_form(ITERATIVE.name, check=walk_all_clauses)
 def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     """out = (executor input i); val = (validator test-command i); (controller out val input i)."""
     clauses = compile_clauses(form, ITERATIVE, scope, c)
@@ -270,7 +269,7 @@ def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bo
         if not isinstance(command, str):
             got = to_repr(command)
             raise TypeError_(
-                f"iterative-loop: test-command must be a string, got {got}", clauses.at("test-command")
+                f"{ITERATIVE.name}: test-command must be a string, got {got}", clauses.at("test-command")
             )
 
         def iteration(loop_input: Value, i: int) -> tuple[str, Value, Value]:

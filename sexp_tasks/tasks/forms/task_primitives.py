@@ -6,26 +6,26 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import FileError
-from ...lang.primitives import primitive
 from ...lang.primitives.strings import as_string
 from ...results import TaskResult
 from ..task_services import TaskServices
+from . import TASK_PRIMITIVES
 
 
-@primitive("task-result?", signature="(task-result? x)")
+@TASK_PRIMITIVES.primitive("task-result?", signature="(task-result? x)")
 def is_task_result(x: Any) -> bool:
     """True for the TaskResult of a task or script."""
     return isinstance(x, TaskResult)
 
 
-@primitive("match-tasks", signature="(match-tasks text)")
+@TASK_PRIMITIVES.primitive("match-tasks", signature="(match-tasks text)")
 def match_tasks(ctx: TaskServices, text: Any) -> list[dict[str, Any]]:
     """Up to 5 templates that fit text, best first: dicts with name, score and description."""
     found = ctx.tasks.match(as_string("match-tasks", text))
     return [{"name": t.name, "score": score, "description": t.description} for score, t in found]
 
 
-@primitive("load-templates", signature="(load-templates directory)")
+@TASK_PRIMITIVES.primitive("load-templates", signature="(load-templates directory)")
 def load_templates(ctx: TaskServices, directory: Any) -> list[str]:
     """Load the XML templates of a directory now; their names. Errors can be caught with try."""
     path = Path(as_string("load-templates", directory))
