@@ -384,8 +384,8 @@ def test_no_module_writes_an_error_line_by_hand() -> None:
     by_hand = []
     for path in sorted((ROOT / "sexp_tasks").rglob("*.py")):
         module = str(path.relative_to(ROOT))
-        if module == "sexp_tasks/diagnostics.py":
-            continue
+        if module == "sexp_tasks/diagnostics.py" or module.startswith("sexp_tasks/starter/"):
+            continue  # the renderer itself; the starter project `sexp init` writes (a user's test)
         tree = ast.parse(path.read_text(encoding="utf-8"))
         answers = [
             node
