@@ -80,16 +80,6 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=True,
     ),
     # The package's own modules that a program needs only when it does what they do.
-    "sexp_tasks.process.script_runner": Lazy(
-        ("sexp_tasks.tasks.forms.scripts",),
-        "a program's first system:run_script: 0.6 ms",
-        program=True,
-    ),
-    "sexp_tasks.tasks.subtasks": Lazy(
-        ("sexp_tasks.tasks.runner",),
-        "a model's first spawn_subtask request: 0.5 ms",
-        program=True,
-    ),
     "sexp_tasks.repl.shell": Lazy(
         ("sexp_tasks.repl",),
         "the REPL on a terminal (a piped REPL runs without prompt_toolkit and pygments): 67 ms",

@@ -30,6 +30,7 @@ from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
 from .library import TaskLibrary
 from .matching import match_templates
 from .reserved import read_options
+from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs
 from .task import Task, input_failure
 from .template import TaskTemplate
 
@@ -264,8 +265,6 @@ class TaskSystem:
     # Subtasks ---------------------------------------------------------------------------------
     def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
         """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
-        from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs  # lazy: 1 ms
-
         here = run_context()
         chain = here.subtasks
         depth = len(chain) + 1

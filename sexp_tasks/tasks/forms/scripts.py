@@ -18,6 +18,7 @@ from ...lang.forms import walk_all_clauses
 from ...lang.printer import to_repr
 from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Value
+from ...process.script_runner import ScriptRequest, run_script
 from ...results import ScriptResult
 from ...runs.journal import fingerprint
 from ...syntax.nodes import FunctionCallNode, Keyword, Node
@@ -28,7 +29,6 @@ from . import TASK_FORMS
 if TYPE_CHECKING:
     from ...lang.compiler import Compiler
     from ...lang.environment import Scope
-    from ...process.script_runner import ScriptRequest
 
 NAME = "system:run_script"
 PARAMETERS = ("command", "args", "timeout", "cwd", "input", "env", "shell")
@@ -43,8 +43,6 @@ def compile_run_script(form: FunctionCallNode, scope: Scope | None, tail: bool, 
     span = form.span
 
     def run(env: list[Any]) -> Value:
-        from ...process.script_runner import run_script  # lazy: 1 ms a program with no script saves
-
         request = _request({name: code(env) for name, code in codes.items()}, span)
 
         def perform() -> ScriptResult:
@@ -97,8 +95,6 @@ def _at(node: Node, form: FunctionCallNode) -> Span | None:
 
 def _request(values: dict[str, Value], span: Span | None) -> ScriptRequest:
     """The evaluated parameters as a ScriptRequest; TypeError_/ValueError_ for wrong values."""
-    from ...process.script_runner import ScriptRequest  # lazy, as in run
-
     given = values["command"]
     command: str | tuple[str, ...]
     if isinstance(given, list) and given and all(isinstance(part, str) for part in given):
