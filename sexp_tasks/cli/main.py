@@ -27,10 +27,9 @@ from ..diagnostics import (
 from ..errors import OutputClosed, ReadError, UsageError
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.printer import to_json, to_repr
-from ..lang.quoting import datum
 from ..lang.values import Value
 from ..redact import hide_credentials_from_other_processes
-from ..syntax.nodes import FunctionCallNode, Literal, Symbol
+from .bindings import parse_bindings
 from .stdout import discard_stdout, guard_stdout
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -68,6 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
     validate = actions.add_parser("validate", help="check XML template files or directories")
     validate.add_argument("paths", nargs="+")
     actions.add_parser("match", help="templates that fit a description").add_argument("text", nargs="+")
+    render = actions.add_parser("render", help="print what a call of a template would send (sends nothing)")
+    render.add_argument("name")
+    render.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="an input or parameter"
+    )
+    render.add_argument(
+        "--set-str", action="append", default=[], metavar="NAME=VALUE", help="one, as a string"
+    )
+    render.add_argument("--model", help="the model, when the call names none (as run's --model)")
+    render.add_argument("--json", action="store_true", help="print the request as JSON")
     for sub in actions.choices.values():
         sub.add_argument("--templates", action="append", default=[], metavar="DIR", help="also load DIR")
 
@@ -89,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
     trace = commands.add_parser("trace", help="show a run's tree of steps")
     trace.add_argument("run_id", metavar="RUN_ID")
+    trace.add_argument("--full", action="store_true", help="show each model call's request and answer")
     for sub in (runs, trace):
         sub.add_argument("--json", action="store_true", help="print JSON")
         sub.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
@@ -174,16 +184,22 @@ def _dispatch(args: argparse.Namespace) -> int:
         store = load_settings(cwd, {"store": args.store})
         if args.command == "runs":
             return _guarded(args, lambda: runs_command(store, args.json, args.limit))
-        return _guarded(args, lambda: trace_command(store, args.run_id, args.json))
+        return _guarded(args, lambda: trace_command(store, args.run_id, args.json, full=args.full))
     if args.command == "index":
         from .index_commands import run_index_command
 
         index = (args.path, args.store, args.workspace, args.quiet, cwd)
         return _guarded(args, lambda: run_index_command(*index))
     if args.command == "tasks":
-        from .task_commands import run_tasks_command
+        from .task_commands import render_command, run_tasks_command
 
-        settings = load_settings(cwd, {"template_flags": tuple(args.templates) or None})
+        settings = load_settings(
+            cwd,
+            {"template_flags": tuple(args.templates) or None, "model_override": getattr(args, "model", None)},
+        )
+        if args.action == "render":
+            sets = (args.set, args.set_str)
+            return _guarded(args, lambda: render_command(settings, args.name, *sets, as_json=args.json))
         operands = {"show": lambda: [args.name], "validate": lambda: args.paths, "match": lambda: args.text}
         action = args.action
         return _guarded(args, lambda: run_tasks_command(action, operands.get(action, list)(), settings))
@@ -203,7 +219,16 @@ def _dispatch(args: argparse.Namespace) -> int:
             if started:
                 started[0].abandon_run()
 
-        return _guarded(args, lambda: _run(args, settings, text, path, False, started), abandon)
+        try:
+            status = _guarded(args, lambda: _run(args, settings, text, path, False, started), abandon)
+        except KeyboardInterrupt:
+            report(INTERRUPTED)
+            status = EXIT_INTERRUPTED
+        if started:  # the run's summary line comes last
+            from .run_commands import report_spending
+
+            report_spending(started[0])
+        return status
     return _guarded(args, lambda: _run(args, settings, args.expression, None, print_nil=True))
 
 
@@ -250,7 +275,7 @@ def _run(
 ) -> int:
     from ..runtime import Runtime  # lazy: --help starts without the language (cli/startup.py)
 
-    bindings = _bindings(args.set, literal=True) + _bindings(args.set_str, literal=False)
+    bindings = parse_bindings(args.set, literal=True) + parse_bindings(args.set_str, literal=False)
     # With --json, stdout holds the one JSON document; what the program prints goes to stderr.
     runtime = Runtime(settings, out=sys.stderr if args.json else None, program=path)
     if started is not None:
@@ -275,51 +300,6 @@ def _report(value: Value, as_json: bool, quiet: bool, print_nil: bool, out: Text
     elif not quiet and (value is not None or print_nil):
         out.write(to_repr(value) + "\n")
     out.flush()
-
-
-def _bindings(assignments: list[str], literal: bool) -> list[tuple[str, Value]]:
-    """NAME=VALUE pairs from --set (read as a literal when it is one) or --set-str."""
-    flag = "--set" if literal else "--set-str"
-    pairs = []
-    for assignment in assignments:
-        name, equals, raw = assignment.partition("=")
-        if not equals or not name.strip():
-            raise UsageError(f"{flag} expects NAME=VALUE, got '{assignment}'")
-        pairs.append((_global_name(name.strip(), flag), literal_value(raw) if literal else raw))
-    return pairs
-
-
-def _global_name(name: str, flag: str) -> str:
-    """name, when a program could bind it: a symbol that is not a special form's name."""
-    from ..lang.forms import SPECIAL_FORMS  # lazy, as the reader is (cli/startup.py)
-    from ..syntax.reader import read
-
-    if name in SPECIAL_FORMS:
-        raise UsageError(f"{flag}: '{name}' is a special form; it cannot be set")
-    try:
-        forms = read(name, flag)
-    except ReadError:
-        forms = []
-    if len(forms) != 1 or not isinstance(forms[0], Symbol) or forms[0].name != name:
-        raise UsageError(f"{flag}: '{name}' is not a name a program can use")
-    return name
-
-
-def literal_value(raw: str) -> Value:
-    """The value of raw when it reads as one literal (number, string, boolean, nil, quoted datum)."""
-    from ..syntax.reader import read  # lazy: --help starts without it (cli/startup.py)
-
-    try:
-        forms = read(raw, "--set")
-    except ReadError:
-        return raw
-    if len(forms) == 1:
-        form = forms[0]
-        if isinstance(form, Literal):
-            return form.value
-        if isinstance(form, FunctionCallNode) and form.name == "quote" and len(form.arguments) == 1:
-            return datum(form.args[0])
-    return raw
 
 
 def _check(files: list[str], settings: Settings) -> int:
