@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -53,6 +54,7 @@ class Runtime(TaskServices):
         self._loading: list[Path] = []
         self._run_lock: object | None = None  # held while this process records a run
         self._memory_store: Store | None = None  # the store fresh context reads when not recording
+        self._run_time: tuple[float, float | None] = (0.0, 0.0)  # the recorded run's start and end
         self.tasks = TaskSystem(self.settings, self.warn, self.err)
         core = _language(self.settings, self.tasks, self)
         self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
@@ -98,6 +100,7 @@ class Runtime(TaskServices):
         """Run a program file as a recorded run (or resume one); a program that does not read
         or compile is no run."""
         codes = [self.compiler.compile(form, None) for form in read(text, str(path))]
+        self._run_time = (time.monotonic(), None)
         if resume is None:
             self.start_run(str(path), text, inputs)
         else:
@@ -114,6 +117,7 @@ class Runtime(TaskServices):
         finally:
             self._loading.pop()
             self.end_run(status)
+            self._run_time = (self._run_time[0], time.monotonic())
 
     # Recording ----------------------------------------------------------------------------
     def start_run(self, program: str, text: str, inputs: dict[str, Value]) -> str:
@@ -173,6 +177,12 @@ class Runtime(TaskServices):
             store.close()
         except SexpError:
             pass  # the store is unusable now; the run stays resumable all the same
+
+    @property
+    def run_seconds(self) -> float:
+        """The wall time of the recorded run, so far when it has not ended (`sexp run`'s summary)."""
+        began, ended = self._run_time
+        return (time.monotonic() if ended is None else ended) - began
 
     def _open_store(self, create: bool) -> Store:
         return Store(self.settings.store, create=create)

@@ -24,6 +24,7 @@ from sexp_tasks.runtime import Runtime  # noqa: E402
 T = TypeVar("T")
 CliResult = tuple[int, str, str]
 RUN_LINE = re.compile(r"\Arun: [0-9a-f]{12}\n")
+SUMMARY_LINE = re.compile(r"^run: [0-9a-f]{12} \d+ model calls, \d+ tokens, \$[0-9.]+, [0-9.]+ s\n\Z", re.M)
 Cli = Callable[..., CliResult]
 
 
@@ -88,11 +89,14 @@ def run_cli(
     env: dict[str, str] | None = None,
     python_flags: tuple[str, ...] = (),
     timeout: float = 60,
+    run_lines: bool = False,
 ) -> CliResult:
     """Run `python -m sexp_tasks ARGS...` as a real process in cwd; return (status, stdout, stderr).
 
-    The `run: <id>` line every recorded `sexp run` starts with is taken out of stderr here
-    (tests/test_runs.py checks it), so other tests see only what the program itself wrote.
+    The `run: <id>` line every recorded `sexp run` starts with, and the `run: <id> <n> model
+    calls, ...` line it ends with when it called models, are taken out of stderr here unless
+    run_lines (tests/test_runs.py and tests/test_seeing.py check them), so other tests see only
+    what the program itself wrote.
     """
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [environment.get("PYTHONPATH")])])
@@ -110,7 +114,10 @@ def run_cli(
         env=environment,
         timeout=timeout,
     )
-    return completed.returncode, completed.stdout, RUN_LINE.sub("", completed.stderr, count=1)
+    err = completed.stderr
+    if not run_lines:
+        err = SUMMARY_LINE.sub("", RUN_LINE.sub("", err, count=1), count=1)
+    return completed.returncode, completed.stdout, err
 
 
 @pytest.fixture

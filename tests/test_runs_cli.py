@@ -116,7 +116,8 @@ def test_trace_json_nests_steps_and_carries_no_whole_results(cli: Cli, workspace
     assert step["children"] == [] and step["tokens"] == step["prompt_tokens"] + step["completion_tokens"]
     assert step["key"] == "p.sexp:2:1#1" and step["duration_s"] >= 0
     assert len(step["preview"]) <= 62 and step["preview"].endswith('…"')
-    assert "result" not in step and long_reply.strip() not in out
+    # the whole text only as the model's raw answer (SPEC §10.3), not as a stored result besides
+    assert "result" not in step and out.count(long_reply.strip()) == 1 and step["answer"] == long_reply
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,10 +28,9 @@ from ..diagnostics import (
 from ..errors import OutputClosed, ReadError, UsageError
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.printer import to_json, to_repr
-from ..lang.quoting import datum
 from ..lang.values import Value
 from ..redact import hide_credentials_from_other_processes
-from ..syntax.nodes import FunctionCallNode, Literal, Symbol
+from .bindings import parse_bindings
 from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
 from .stdout import discard_stdout, guard_stdout
 
@@ -70,6 +69,16 @@ def build_parser() -> argparse.ArgumentParser:
     validate = actions.add_parser("validate", help="check XML template files or directories")
     validate.add_argument("paths", nargs="+")
     actions.add_parser("match", help="templates that fit a description").add_argument("text", nargs="+")
+    render = actions.add_parser("render", help="print what a call of a template would send (sends nothing)")
+    render.add_argument("name")
+    render.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="an input or parameter"
+    )
+    render.add_argument(
+        "--set-str", action="append", default=[], metavar="NAME=VALUE", help="one, as a string"
+    )
+    render.add_argument("--model", help="the model, when the call names none (as run's --model)")
+    render.add_argument("--json", action="store_true", help="print the request as JSON")
     for sub in actions.choices.values():
         sub.add_argument("--templates", action="append", default=[], metavar="DIR", help="also load DIR")
 
@@ -91,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
     trace = commands.add_parser("trace", help="show a run's tree of steps")
     trace.add_argument("run_id", metavar="RUN_ID")
+    trace.add_argument("--full", action="store_true", help="show each model call's request and answer")
     for sub in (runs, trace):
         sub.add_argument("--json", action="store_true", help="print JSON")
         sub.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
@@ -194,16 +204,22 @@ def _dispatch(args: argparse.Namespace) -> int:
         store = _settings(cwd, {"store": args.store})
         if args.command == "runs":
             return _guarded(args, lambda: runs_command(store, args.json, args.limit))
-        return _guarded(args, lambda: trace_command(store, args.run_id, args.json))
+        return _guarded(args, lambda: trace_command(store, args.run_id, args.json, full=args.full))
     if args.command == "index":
         from .index_commands import run_index_command
 
         index = (args.path, args.store, args.workspace, args.quiet, cwd)
         return _guarded(args, lambda: run_index_command(*index))
     if args.command == "tasks":
-        from .task_commands import run_tasks_command
+        from .task_commands import render_command, run_tasks_command
 
-        settings = _settings(cwd, {"template_flags": tuple(args.templates) or None})
+        settings = _settings(
+            cwd,
+            {"template_flags": tuple(args.templates) or None, "model_override": getattr(args, "model", None)},
+        )
+        if args.action == "render":
+            sets = (args.set, args.set_str)
+            return _guarded(args, lambda: render_command(settings, args.name, *sets, as_json=args.json))
         operands = {"show": lambda: [args.name], "validate": lambda: args.paths, "match": lambda: args.text}
         action = args.action
         return _guarded(args, lambda: run_tasks_command(action, operands.get(action, list)(), settings))
@@ -222,7 +238,16 @@ def _dispatch(args: argparse.Namespace) -> int:
             if started:
                 started[0].abandon_run()
 
-        return _guarded(args, lambda: _run(args, settings, text, path, False, started), abandon)
+        try:
+            status = _guarded(args, lambda: _run(args, settings, text, path, False, started), abandon)
+        except KeyboardInterrupt:
+            report(INTERRUPTED)
+            status = EXIT_INTERRUPTED
+        if started:  # the run's summary line comes last
+            from .run_commands import report_spending
+
+            report_spending(started[0])
+        return status
     return _guarded(args, lambda: _run(args, settings, args.expression, None, print_nil=True))
 
 
@@ -281,7 +306,7 @@ def _run(
     # With --json, stdout holds the one JSON document; what the program prints goes to stderr.
     runtime = Runtime(settings, out=sys.stderr if args.json else None, program=path)
     forms = runtime.compiler.forms  # the special forms --set cannot bind
-    bindings = _bindings(args.set, forms, literal=True) + _bindings(args.set_str, forms, literal=False)
+    bindings = parse_bindings(args.set, True, forms) + parse_bindings(args.set_str, False, forms)
     if started is not None:
         started.append(runtime)
     for name, value in bindings:
@@ -304,55 +329,6 @@ def _report(value: Value, as_json: bool, quiet: bool, print_nil: bool, out: Text
     elif not quiet and (value is not None or print_nil):
         out.write(to_repr(value) + "\n")
     out.flush()
-
-
-def _bindings(
-    assignments: list[str], special_forms: Container[str], literal: bool
-) -> list[tuple[str, Value]]:
-    """NAME=VALUE pairs from --set (read as a literal when it is one) or --set-str; no NAME may
-    be one of the runtime's special forms."""
-    flag = "--set" if literal else "--set-str"
-    pairs = []
-    for assignment in assignments:
-        name, equals, raw = assignment.partition("=")
-        if not equals or not name.strip():
-            raise UsageError(f"{flag} expects NAME=VALUE, got '{assignment}'")
-        bound = _global_name(name.strip(), flag, special_forms)
-        pairs.append((bound, literal_value(raw) if literal else raw))
-    return pairs
-
-
-def _global_name(name: str, flag: str, special_forms: Container[str]) -> str:
-    """name, when a program could bind it: a symbol that is not the name of one of the runtime's
-    special forms."""
-    from ..syntax.reader import read  # lazy: --help starts without it (cli/startup.py)
-
-    if name in special_forms:
-        raise UsageError(f"{flag}: '{name}' is a special form; it cannot be set")
-    try:
-        forms = read(name, flag)
-    except ReadError:
-        forms = []
-    if len(forms) != 1 or not isinstance(forms[0], Symbol) or forms[0].name != name:
-        raise UsageError(f"{flag}: '{name}' is not a name a program can use")
-    return name
-
-
-def literal_value(raw: str) -> Value:
-    """The value of raw when it reads as one literal (number, string, boolean, nil, quoted datum)."""
-    from ..syntax.reader import read  # lazy: --help starts without it (cli/startup.py)
-
-    try:
-        forms = read(raw, "--set")
-    except ReadError:
-        return raw
-    if len(forms) == 1:
-        form = forms[0]
-        if isinstance(form, Literal):
-            return form.value
-        if isinstance(form, FunctionCallNode) and form.name == "quote" and len(form.arguments) == 1:
-            return datum(form.args[0])
-    return raw
 
 
 def _check(files: list[str], settings: Settings) -> int:

@@ -1,16 +1,21 @@
-"""`sexp runs` (recent runs, newest first) and `sexp trace RUN_ID` (a run's tree of steps)."""
+"""`sexp runs` (recent runs, newest first), `sexp trace RUN_ID` (a run's tree of steps) and the
+line `sexp run` ends with."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..config import Settings
 from ..diagnostics import error_line, report
+from ..handler.cost import format_cost
 from ..runs.store import Store
 from ..runs.traces import format_run_line, format_trace, run_summary, trace_json
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 EXIT_OK, EXIT_ERROR = 0, 1
 
@@ -37,8 +42,11 @@ def runs_command(settings: Settings, as_json: bool, limit: int, out: TextIO | No
     return EXIT_OK
 
 
-def trace_command(settings: Settings, run_id: str, as_json: bool, out: TextIO | None = None) -> int:
-    """Print a run's tree of steps (or it as JSON); exit 1 for a run the store does not hold."""
+def trace_command(
+    settings: Settings, run_id: str, as_json: bool, out: TextIO | None = None, full: bool = False
+) -> int:
+    """Print a run's tree of steps (or it as JSON, each step with its model request and answer);
+    full: the requests and answers under each step too. Exit 1 for a run the store does not hold."""
     out = out or sys.stdout
     store = open_store(settings)
     try:
@@ -46,14 +54,14 @@ def trace_command(settings: Settings, run_id: str, as_json: bool, out: TextIO | 
         if run is None or store is None:
             report(error_line(f"unknown run '{run_id}'"))
             return EXIT_ERROR
-        steps = store.steps(run_id)
+        steps = store.steps(run_id, turns=as_json or full)
     finally:
         if store is not None:
             store.close()
     if as_json:
         out.write(json.dumps(trace_json(run, steps), ensure_ascii=False) + "\n")
     else:
-        out.write(format_trace(run, steps, unicode=_can_draw(out)) + "\n")
+        out.write(format_trace(run, steps, unicode=_can_draw(out), full=full) + "\n")
     out.flush()
     return EXIT_OK
 
@@ -65,3 +73,18 @@ def _can_draw(out: TextIO) -> bool:
     except (UnicodeEncodeError, LookupError):
         return False
     return True
+
+
+def report_spending(runtime: Runtime) -> None:
+    """`run: <id> <n> model calls, <tokens> tokens, $<cost>, <seconds> s` on stderr, when the
+    recorded run made model calls (mock, replayed and real ones alike) and is not quiet."""
+    journal = runtime.tasks.journal
+    made = runtime.tasks.budget.made
+    if journal is None or not made.calls or runtime.settings.quiet:
+        return
+    line = (
+        f"run: {journal.run_id} {made.calls} model calls, {made.tokens} tokens, "
+        f"{format_cost(made.cost_usd)}, {runtime.run_seconds:.1f} s"
+    )
+    runtime.err.write(line + "\n")
+    runtime.err.flush()

@@ -1,13 +1,18 @@
-"""`sexp tasks list|show NAME|validate PATH...|match TEXT`."""
+"""`sexp tasks list|show NAME|validate PATH...|match TEXT|render NAME`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..config import Settings
-from ..diagnostics import error_line, format_error, report
+from ..diagnostics import error_line, failed_result_line, format_error, report, warning_line
 from ..errors import SexpError
+from ..handler.request import format_request
+from ..redact import scrub
+from ..results import TaskResult
 from ..tasks.template import load_templates
+from .bindings import parse_bindings
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -55,3 +60,30 @@ def _validate(paths: list[str]) -> int:
             continue
         print(f"{path}: ok ({', '.join(t.name for t in templates)})")
     return status
+
+
+def render_command(settings: Settings, name: str, sets: list[str], set_strs: list[str], as_json: bool) -> int:
+    """`sexp tasks render NAME [--set name=value]...`: the request a call of NAME with these
+    inputs (and reserved parameters: model, tools, files, context...) would send first, built by
+    the code that builds a real call's; nothing is sent, litellm is not even imported. Keys are
+    masked. Exit 1 with the call's own error for bad inputs or an unknown name."""
+    from ..runtime import Runtime  # lazy, as above
+
+    named = dict(parse_bindings(sets, literal=True) + parse_bindings(set_strs, literal=False))
+    tasks = Runtime(settings).tasks
+    template = tasks.library.get(name)
+    if template is None:
+        report(error_line(f"unknown task '{name}'{tasks.library.suggestion(name)}"))
+        return EXIT_ERROR
+    rendered = tasks.first_request(template, named)
+    if isinstance(rendered, TaskResult):  # the FAILED result the call would give
+        report(failed_result_line(rendered) or error_line(f"task '{name}' cannot be called"))
+        return EXIT_ERROR
+    if not settings.quiet:
+        for warning in rendered.warnings:
+            report(warning_line(f"{name}: {warning}"))
+    if as_json:
+        print(scrub(json.dumps(rendered.request, ensure_ascii=False)))
+    else:
+        print(scrub("\n".join(format_request(rendered.request))))
+    return EXIT_OK

@@ -75,8 +75,8 @@ class HandlerServices:
     spawn_subtask: Callable[[dict[str, Any]], Any] | None = None
     # Runs a tool call (name, arguments, run) as a journaled step of the run; its answer.
     record_tool: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = None
-    # Makes a model call (model, messages, tool schemas, send) as a journaled turn; its ModelReply.
-    record_turn: Callable[[str, list[dict[str, Any]], Any, Callable[[], Any]], Any] | None = None
+    # Makes a model call (its request.model_request, tool schemas, send) as a journaled turn; its ModelReply.
+    record_turn: Callable[[dict[str, Any], Any, Callable[[], Any]], Any] | None = None
     # The run's cost budget: each call reserves its estimated cost before it is sent.
     budget: CostBudget = field(default_factory=CostBudget)
 

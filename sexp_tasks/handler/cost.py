@@ -10,8 +10,20 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import dataclass
 
 from ..results import TaskError
+from .llm import ModelReply
+
+
+@dataclass(frozen=True)
+class Spending:
+    """The model calls this process made for a run (answered ones: mock, replayed and real), the
+    tokens they used and what they cost: the `run:` summary of `sexp run`."""
+
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
 
 
 class CostBudget:
@@ -23,6 +35,7 @@ class CostBudget:
         self._reserved = 0.0
         self._in_flight = 0
         self._largest_output = 0  # the most output tokens a call of this run has given
+        self._made = Spending()  # by this process (a resumed run's earlier spending is seeded)
         self._lock = threading.Lock()
 
     @property
@@ -34,6 +47,12 @@ class CostBudget:
     def largest_output(self) -> int:
         with self._lock:
             return self._largest_output
+
+    @property
+    def made(self) -> Spending:
+        """The calls this process has made for the run, their tokens and cost."""
+        with self._lock:
+            return self._made
 
     def seed(self, spent: float) -> None:
         """Start from what a resumed run had already spent."""
@@ -55,21 +74,26 @@ class CostBudget:
                 self._in_flight += 1
             return refused
 
-    def settle(self, reserved: float, cost: float, output_tokens: int = 0) -> None:
-        """Replace a call's reservation by what it cost (0 when it failed), noting its output size."""
+    def settle(self, reserved: float, reply: ModelReply | None) -> None:
+        """Replace a call's reservation by what its reply cost (nothing when it got none), noting
+        its output size."""
         with self._lock:
             self._in_flight -= 1
             self._reserved = self._reserved - reserved if self._in_flight else 0.0  # no rounding drift
-            self._count(cost, output_tokens)
+            if reply is not None:
+                self._count(reply)
 
-    def spend(self, cost: float, output_tokens: int = 0) -> None:
-        """Count the cost of a call that reserved nothing (a replayed one)."""
+    def spend(self, reply: ModelReply) -> None:
+        """Count a call that reserved nothing (a replayed one)."""
         with self._lock:
-            self._count(cost, output_tokens)
+            self._count(reply)
 
-    def _count(self, cost: float, output_tokens: int) -> None:
-        self._spent += cost
-        self._largest_output = max(self._largest_output, output_tokens)
+    def _count(self, reply: ModelReply) -> None:
+        self._spent += reply.cost_usd
+        self._largest_output = max(self._largest_output, reply.completion_tokens)
+        made = self._made
+        tokens = made.tokens + reply.prompt_tokens + reply.completion_tokens
+        self._made = Spending(made.calls + 1, tokens, made.cost_usd + reply.cost_usd)
 
     def _refused(self, estimate: float) -> TaskError | None:
         spent, reserved, limit = self._spent, self._reserved, self.limit

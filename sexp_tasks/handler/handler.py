@@ -13,6 +13,7 @@ from .file_reader import file_block
 from .llm import ModelReply, ProviderError
 from .output import instructions, read_answer
 from .replay import fingerprint
+from .request import model_request
 from .tools import ToolBox
 
 
@@ -69,6 +70,19 @@ class Handler:
             )
         return self._result(prompt, model, reading.content, COMPLETE, reading.notes, parsed=reading.parsed)
 
+    def request(self, prompt: TaskPrompt) -> dict[str, Any]:
+        """The request the first model call of run(prompt) sends (request.model_request), built
+        as run builds it; nothing is sent (`sexp tasks render`)."""
+        model = prompt.model or self.config.model
+        return self._request(model, self.messages(prompt), self.tools.schemas() or None)
+
+    def _request(
+        self, model: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        """The request of one model call: the conversation so far, the tools and the settings."""
+        generation = {"max_tokens": self.config.max_tokens} if self.config.max_tokens is not None else {}
+        return model_request(model, messages, schemas, generation)
+
     def messages(self, prompt: TaskPrompt) -> list[dict[str, Any]]:
         """The system message (base, template, output instructions), any replayed history, and
         the user message: the instructions, then the context block and the files, when any."""
@@ -94,7 +108,7 @@ class Handler:
         schemas = self.tools.schemas() or None
         while True:
             self._check_budget(messages, schemas)
-            reply = self._call(model, prompt.template, messages, schemas)
+            reply = self._call(prompt.template, self._request(model, messages, schemas), schemas)
             self.turns += 1
             self.partial = reply.content or self.partial
             if reply.finish_reason == "length":
@@ -205,15 +219,15 @@ class Handler:
         return TaskError("RESOURCE_EXHAUSTION", message, resource=resource, metrics=metrics)
 
     def _call(
-        self, model: str, template: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
+        self, template: str, request: dict[str, Any], schemas: list[dict[str, Any]] | None
     ) -> ModelReply:
         """One model call, journaled as a turn of the run when it is recorded (so a resumed run
-        does not pay for it again); its usage counted."""
+        does not pay for it again, and its trace shows the request and the answer); its usage counted."""
         record = self.services.record_turn
         if record is None:
-            reply = self._send(model, template, messages, schemas)
+            reply = self._send(template, request, schemas)
         else:
-            reply = record(model, messages, schemas, lambda: self._send(model, template, messages, schemas))
+            reply = record(request, schemas, lambda: self._send(template, request, schemas))
         self.usage["prompt_tokens"] += reply.prompt_tokens
         self.usage["completion_tokens"] += reply.completion_tokens
         self.cost_usd += reply.cost_usd
@@ -221,31 +235,40 @@ class Handler:
         return reply
 
     def _send(
-        self, model: str, template: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
+        self, template: str, request: dict[str, Any], schemas: list[dict[str, Any]] | None
     ) -> ModelReply:
         """The model's reply: from the cassette when replaying, else through litellm (recorded when asked)."""
+        model = request["model"]
         cassette = self.services.cassette
-        key = fingerprint(model, messages, schemas) if cassette else ""
+        key = fingerprint(model, request["messages"], schemas) if cassette else ""
         if cassette is not None and cassette.replaying:
-            reply = cassette.replay(key, model)
-            self.services.budget.spend(reply.cost_usd, reply.completion_tokens)
-            return reply
+            replayed = cassette.replay(key, model)
+            self.services.budget.spend(replayed)
+            return replayed
         reserved = self._reserve(model)
-        cost, output = 0.0, 0
+        reply: ModelReply | None = None
         c = self.config
         try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
             mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
             reply = llm.complete(
-                model, messages, schemas, c.api_base, c.num_retries, c.timeout, mock, c.max_tokens
+                model,
+                request["messages"],
+                request["tools"],
+                c.api_base,
+                c.num_retries,
+                c.timeout,
+                mock,
+                generation=request["generation"],
+                response_format=request["response_format"],
             )
-            cost, output = reply.cost_usd, reply.completion_tokens
         except ProviderError as err:
             raise _Stop(
                 TaskError("TASK_FAILURE", err.message, reason=err.kind, details={"model": model}),
                 self.partial,
             )
         finally:
-            self.services.budget.settle(reserved, cost, output)  # the real cost replaces the estimate
+            self.services.budget.settle(reserved, reply)  # the real cost replaces the estimate
+        assert reply is not None  # else complete raised
         if cassette is not None:
             cassette.record(key, model, reply)
         return reply

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..lang.values import well_formed
 from ..redact import scrub
+from .request import litellm_arguments, model_request
 
 DEFAULT_INPUT_WINDOW = 100_000
 # Where litellm keeps the callbacks a user may register; when all are empty its per-call logging
@@ -135,17 +136,18 @@ def complete(
     timeout: float = 600.0,
     mock: MockReply | None = None,
     max_tokens: int | None = None,
+    generation: dict[str, Any] | None = None,
+    response_format: dict[str, Any] | None = None,
 ) -> ModelReply:
-    """Send one chat completion through litellm; ProviderError when it fails. Safe to call from any thread."""
+    """Send one chat completion through litellm; ProviderError when it fails. Safe to call from any thread.
+
+    What is sent is request.model_request of the arguments (max_tokens is a generation setting)."""
     litellm = _litellm()
-    # A lone surrogate (from a JSON escape in an input) cannot be sent as UTF-8: U+FFFD goes instead.
-    options: dict[str, Any] = {"model": model, "messages": well_formed(messages), "timeout": timeout}
-    if max_tokens is not None:
-        options["max_tokens"] = max_tokens
+    settings = {**(generation or {}), **({} if max_tokens is None else {"max_tokens": max_tokens})}
+    options = litellm_arguments(model_request(model, messages, tools, settings, response_format))
+    options["timeout"] = timeout
     if num_retries:  # litellm takes a slower path for any num_retries given, 0 included
         options["num_retries"] = num_retries
-    if tools:
-        options["tools"] = tools
     if mock is not None:
         # litellm refuses an unknown provider, so mock/<name> answers as openai/<name>, no HTTP.
         options["model"] = "openai/" + model.removeprefix("mock/")

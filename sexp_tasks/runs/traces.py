@@ -16,6 +16,7 @@ from typing import Any
 
 from ..diagnostics import preview
 from ..handler.cost import format_cost
+from ..handler.request import format_answer, format_request
 
 PREVIEW_CHARS = 60
 UNREADABLE = "(unreadable result)"
@@ -215,8 +216,12 @@ def format_step(row: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
-def format_trace(run: dict[str, Any], steps: list[dict[str, Any]], unicode: bool = True) -> str:
-    """The run's header line and its tree of steps, one step a line."""
+def format_trace(
+    run: dict[str, Any], steps: list[dict[str, Any]], unicode: bool = True, full: bool = False
+) -> str:
+    """The run's header line and its tree of steps, one step a line; full: under each task step,
+    the request each of its model turns sent and the raw answer (SPEC §10.3)."""
+    steps, turns = split_turns(steps)
     summary = run_summary(run, steps)
     lines = [f"run {format_run_line(summary)}"]
     branch, last, pipe, space = ("├─ ", "└─ ", "│  ", "   ") if unicode else ("|- ", "`- ", "|  ", "   ")
@@ -228,6 +233,11 @@ def format_trace(run: dict[str, Any], steps: list[dict[str, Any]], unicode: bool
         lines.append(indent + (last if is_last else branch) + format_step(node.row))
         below = indent + (space if is_last else pipe)
         children = node.children
+        if full:
+            detail = below + (pipe if children else space)
+            lines += [
+                (detail + line).rstrip() for line in _turn_lines(node.row, turns.get(node.row["key"], []))
+            ]
         stack.extend((child, below, i == 0) for i, child in enumerate(reversed(children)))
     if not steps:
         lines.append("(no steps: the run called no task)")
@@ -235,13 +245,19 @@ def format_trace(run: dict[str, Any], steps: list[dict[str, Any]], unicode: bool
 
 
 def trace_json(run: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
-    """`{"run": {...}, "steps": [{..., "children": [...]}]}` with previews, not whole results."""
+    """`{"run": {...}, "steps": [{..., "children": [...]}]}` with previews, not whole results;
+    each step's `request` and `answer` are its last model turn's (None for a step that made
+    no model call): that request holds the whole conversation before the answer."""
+    steps, turns = split_turns(steps)
     roots = step_tree(steps)
     out: list[dict[str, Any]] = []
     stack: list[tuple[StepNode, list[dict[str, Any]]]] = [(node, out) for node in reversed(roots)]
     while stack:
         node, siblings = stack.pop()
         data = _step_data(node.row)
+        exchanges = [_exchange(turn) for turn in turns.get(node.row["key"], [])]
+        data["request"], data["answer"] = exchanges[-1][:2] if exchanges else (None, None)
+        data["children"] = data.pop("children")  # last, after the request and answer
         siblings.append(data)
         stack.extend((child, data["children"]) for child in reversed(node.children))
     return {"run": run_summary(run, steps), "steps": out}
@@ -279,3 +295,60 @@ def _step_data(row: dict[str, Any]) -> dict[str, Any]:
     if invalid:
         data["invalid"] = invalid
     return data
+
+
+# Model turns ----------------------------------------------------------------------------------
+def split_turns(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The steps without their model turns, and the turns by the key of their task's step, in order."""
+    steps = [row for row in rows if row.get("kind") != "turn"]
+    turns: dict[str, list[dict[str, Any]]] = {}
+    for row in sorted((row for row in rows if row.get("kind") == "turn"), key=_order):
+        turns.setdefault(_text(row.get("parent")), []).append(row)
+    return steps, turns
+
+
+def _exchange(turn: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None, list[Any], str]:
+    """A turn's request and raw answer as recorded (None when not: a store of an older sexp
+    kept no request, a failed call has no answer), the tool calls asked for, and why it failed."""
+    try:
+        record = json.loads(turn.get("result") or "")
+    except (ValueError, TypeError):
+        record = None
+    notes = record.get("notes") if isinstance(record, dict) else None
+    notes = notes if isinstance(notes, dict) else {}
+    request = notes.get("request")
+    reply = notes.get("reply")
+    reply = reply if isinstance(reply, dict) else {}
+    answer = reply.get("content")
+    calls = reply.get("tool_calls")
+    error = record.get("error") if isinstance(record, dict) else None
+    why = str(error.get("message", "")) if isinstance(error, dict) else ""
+    return (
+        request if isinstance(request, dict) else None,
+        answer if isinstance(answer, str) else None,
+        calls if isinstance(calls, list) else [],
+        why,
+    )
+
+
+def _turn_lines(step: dict[str, Any], turns: list[dict[str, Any]]) -> list[str]:
+    """What --full shows under a step: each turn's request (a later turn only the messages the
+    earlier ones did not show) and its raw answer; a task that made no model call says so."""
+    if not turns:
+        return ["(no model call)"] if step.get("kind") in ("task", "subtask") else []
+    lines: list[str] = []
+    shown = 0  # messages shown with earlier turns
+    for number, turn in enumerate(turns, 1):
+        request, answer, calls, why = _exchange(turn)
+        label = f" (turn {number} of {len(turns)})" if len(turns) > 1 else ""
+        if request is None:
+            lines.append(f"request{label}: (not recorded)")
+        else:
+            messages = request.get("messages")
+            lines += [f"request{label}:"] + ["  " + line for line in format_request(request, skip=shown)]
+            shown = len(messages) if isinstance(messages, list) else 0
+        if answer is None and not calls:
+            lines.append(f"answer{label}: (none{': ' + why if why else ''})")
+        else:
+            lines += [f"answer{label}:"] + ["  " + line for line in format_answer(answer, calls)]
+    return lines

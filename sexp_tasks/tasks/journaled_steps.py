@@ -39,23 +39,35 @@ def journaled_listing(journal: Journal, list_command: CommandListing, task_site:
     return journaled
 
 
-def journaled_turn(
-    journal: Journal, model: str, messages: list[dict[str, Any]], schemas: Any, send: Callable[[], Any]
-) -> Any:
-    """A model call of a recorded task, journaled as a turn under the task's step: resumed, a
-    task killed mid-conversation re-sends none of its completed turns. A reused turn cost
-    nothing this time; its tokens stay on the task, not the turn, so nothing is counted twice."""
+def journaled_turn(journal: Journal, request: dict[str, Any], schemas: Any, send: Callable[[], Any]) -> Any:
+    """A model call of a recorded task, journaled as a turn under the task's step, keeping the
+    request as sent and the reply (SPEC §10.3; the store masks keys), a failed call's request too.
+    Resumed, a task killed mid-conversation re-sends none of its completed turns. A reused turn
+    cost nothing this time; its tokens stay on the task, not the turn, so nothing is counted twice."""
     parent = run_context().step
     if parent is None:
         return send()
-    request = fingerprint(model, messages, schemas)
+    model = request["model"]
+    extra = (request["generation"], request["response_format"])
+    # the key a turn had before generation settings were recorded, when it has none
+    request_key = fingerprint(model, request["messages"], schemas, *(extra if any(extra) else ()))
     sent: list[Any] = []
+    raised: list[Exception] = []
 
     def perform() -> TaskResult:
-        sent.append(send())
-        return TaskResult(sent[0].content, notes={"reply": asdict(sent[0])})
+        try:
+            sent.append(send())
+        except Exception as err:  # recorded FAILED with the request, then raised again below
+            raised.append(err)
+            error = getattr(err, "error", None)
+            if not isinstance(error, TaskError):
+                error = TaskError("TASK_FAILURE", str(err))
+            return TaskResult("", status=FAILED, notes={"request": request}, error=error)
+        return TaskResult(sent[0].content, notes={"reply": asdict(sent[0]), "request": request})
 
-    step = journal.record("turn", model, f"{parent}/turn", request, perform)
+    step = journal.record("turn", model, f"{parent}/turn", request_key, perform)
+    if raised:
+        raise raised[0]
     if sent:
         return sent[0]
     return replace(ModelReply(**step.notes["reply"]), cost_usd=0.0, latency_ms=0.0)

@@ -6,13 +6,13 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import Settings
 from ..errors import NoModelError, SexpError
-from ..handler.contract import HandlerConfig, OutputSpec, TaskPrompt
+from ..handler.contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
 from ..lang.values import Value
@@ -29,10 +29,29 @@ from .inputs import InputError, prepare_inputs, substitute
 from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
 from .library import TaskLibrary
 from .matching import match_templates
-from .reserved import read_options
+from .reserved import CallOptions, read_options
 from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs
-from .task import Task, input_failure
+from .task import Task, bind_named, input_failure
 from .template import TaskTemplate
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    """A task call ready for a Handler: its prompt and settings, options and files."""
+
+    prompt: TaskPrompt
+    config: HandlerConfig
+    options: CallOptions
+    files: tuple[str, ...]
+    file_warnings: list[str]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What a call would send (request.model_request), and the warnings building it gave."""
+
+    request: dict[str, Any]
+    warnings: list[str]
 
 
 class TaskSystem:
@@ -127,20 +146,19 @@ class TaskSystem:
             " the template's <model>, SEXP_MODEL, or `model` in sexp.toml"
         )
 
-    def run(
+    def prepare(
         self,
         template: TaskTemplate,
         inputs: dict[str, Value],
         reserved: dict[str, Value],
-        span: Any = None,
-        operator: str | None = None,
-        site: str | None = None,
-    ) -> TaskResult:
-        """Render the template with checked inputs and run it in a new Handler (journaled).
+        operator: str,
+        site: Any = None,
+    ) -> PreparedCall | TaskResult:
+        """The rendered prompt and Handler settings of a call with checked inputs (a FAILED
+        result for a bad reserved parameter): what run sends and `sexp tasks render` shows.
 
-        operator names whose context defaults apply (§3.5); site, the journal's key for a call
-        with no source position (a subtask's)."""
-        operator = operator or run_context().operator
+        operator names whose context defaults apply (§3.5); site, the call's source position or
+        journal key (a file_paths command is a journaled step under it)."""
         try:
             options = read_options(template, reserved)
             instructions = substitute(template.instructions, inputs, template.name)
@@ -155,7 +173,7 @@ class TaskSystem:
         workspace = Path(self.settings.workspace)
         list_command = command_listing(workspace, float(self.settings.script_timeout))
         if self.journal is not None:
-            list_command = journaled_listing(self.journal, list_command, site or span)
+            list_command = journaled_listing(self.journal, list_command, site)
         files, file_warnings = gather_files(
             template.file_paths,
             options.files,
@@ -193,6 +211,26 @@ class TaskSystem:
             workspace=workspace,
             script_timeout=float(self.settings.script_timeout),
         )
+        return PreparedCall(prompt, config, options, files, file_warnings)
+
+    def run(
+        self,
+        template: TaskTemplate,
+        inputs: dict[str, Value],
+        reserved: dict[str, Value],
+        span: Any = None,
+        operator: str | None = None,
+        site: str | None = None,
+    ) -> TaskResult:
+        """Render the template with checked inputs and run it in a new Handler (journaled).
+
+        operator names whose context defaults apply (§3.5); site, the journal's key for a call
+        with no source position (a subtask's)."""
+        operator = operator or run_context().operator
+        call = self.prepare(template, inputs, reserved, operator, site or span)
+        if isinstance(call, TaskResult):
+            return call
+        prompt, config, options = call.prompt, call.config, call.options
 
         def perform() -> TaskResult:
             refused = self._over_budget(template)
@@ -200,8 +238,8 @@ class TaskSystem:
                 return refused
 
             result = Handler(config, self.services()).run(prompt)  # each call reserves from the budget
-            if file_warnings:
-                result.notes["warnings"] = file_warnings + list(result.notes.get("warnings", ()))
+            if call.file_warnings:
+                result.notes["warnings"] = call.file_warnings + list(result.notes.get("warnings", ()))
             if options.subtype == "evaluator":
                 record_verdict(result)
             return result
@@ -209,7 +247,7 @@ class TaskSystem:
         if self.journal is None:
             result = perform()
         else:
-            stamps = file_stamps(files, workspace)
+            stamps = file_stamps(call.files, config.workspace)
             request = fingerprint(prompt, config.tools, config.max_turns, options.subtype, stamps)
             kind = "subtask" if operator == "subtask" else "task"
             result = self.journal.record(kind, template.name, site or span, request, perform)
@@ -217,6 +255,21 @@ class TaskSystem:
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
             self._warn_once(f"{template.name}: {warning}")
         return result
+
+    def first_request(self, template: TaskTemplate, named: dict[str, Value]) -> Rendered | TaskResult:
+        """The request a call of template with these named arguments (inputs and reserved
+        parameters) would send first, built as run builds it, with the warnings building it gave;
+        nothing is sent. The call's own FAILED result for bad inputs."""
+        try:
+            inputs, reserved = bind_named(template, named)
+        except InputError as err:
+            return input_failure(template, err)
+        call = self.prepare(template, inputs, reserved, run_context().operator)
+        if isinstance(call, TaskResult):
+            return call
+        handler = Handler(call.config, HandlerServices())
+        request = handler.request(call.prompt)
+        return Rendered(request, call.file_warnings + handler.warnings)
 
     def _warn_once(self, message: str) -> None:
         """A task's warning on stderr the first time the run meets it: every call's notes keep
@@ -248,13 +301,11 @@ class TaskSystem:
                 self._services = make_handler_services(self, self._mock, self._warn)
         return self._services
 
-    def record_turn(
-        self, model: str, messages: list[dict[str, Any]], schemas: Any, send: Callable[[], Any]
-    ) -> Any:
-        """A model call of a task: send, or a journaled turn when the run is recorded."""
+    def record_turn(self, request: dict[str, Any], schemas: Any, send: Callable[[], Any]) -> Any:
+        """A model call of a task: send, or a journaled turn keeping its request when the run is recorded."""
         if self.journal is None:
             return send()
-        return journaled_turn(self.journal, model, messages, schemas, send)
+        return journaled_turn(self.journal, request, schemas, send)
 
     def record_tool(self, name: str, arguments: dict[str, Any], run: Callable[[], str]) -> str:
         """A model's tool call: run, or a journaled step when the run is recorded."""

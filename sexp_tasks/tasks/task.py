@@ -35,6 +35,14 @@ def input_failure(template: TaskTemplate, err: InputError) -> TaskResult:
     )
 
 
+def bind_named(template: TaskTemplate, named: dict[str, Value]) -> tuple[dict[str, Value], dict[str, Value]]:
+    """A call's arguments given by name, as checked inputs (defaults applied) and reserved
+    parameters; InputError for an unknown, missing or ill-typed input."""
+    inputs = {k: v for k, v in named.items() if k not in RESERVED}
+    reserved = {k: v for k, v in named.items() if k in RESERVED}
+    return prepare_inputs(template, inputs), reserved
+
+
 class Task(NamedProcedure):
     """A callable atomic task."""
 
@@ -55,10 +63,8 @@ class Task(NamedProcedure):
 
     def call_named(self, named: dict[str, Value], span: Any = None) -> TaskResult:
         """Run with inputs and reserved parameters given by name, from the call at span."""
-        inputs = {k: v for k, v in named.items() if k not in RESERVED}
-        reserved = {k: v for k, v in named.items() if k in RESERVED}
         try:
-            prepared = prepare_inputs(self.template, inputs)
+            prepared, reserved = bind_named(self.template, named)
         except InputError as err:
             return input_failure(self.template, err)
         return self.runner(self.template, prepared, reserved, span)

@@ -1,0 +1,107 @@
+"""The request a model call sends (SPEC §10.3), built in one place and shown in one way.
+
+`model_request` is what every model call sends through litellm (llm.complete builds its
+arguments from it), what a recorded run keeps for each model turn, and what `sexp tasks render`
+prints, so the three cannot disagree. It holds `model`, `messages`, `generation` (the settings
+sent with the call under their OpenAI names: `max_tokens`, `temperature`...), `response_format`
+(None when not sent) and `tools` (the tool schemas offered, [] for none). Transport settings
+(api_base, timeout, retries) are not part of it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..lang.values import well_formed
+
+REQUEST_KEYS = ("model", "messages", "generation", "response_format", "tools")
+
+
+def model_request(
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    generation: dict[str, Any] | None = None,
+    response_format: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The request, a JSON-ready copy of its parts (so later turns cannot change it); a lone
+    surrogate in a message (from a JSON escape in an input) becomes U+FFFD, as it is sent."""
+    return {
+        "model": model,
+        "messages": well_formed([dict(message) for message in messages]),
+        "generation": {key: value for key, value in (generation or {}).items() if value is not None},
+        "response_format": response_format,
+        "tools": list(tools or []),
+    }
+
+
+def litellm_arguments(request: dict[str, Any]) -> dict[str, Any]:
+    """The request as litellm.completion's keyword arguments: each generation setting under its
+    own name; tools and response_format only when there are any."""
+    arguments: dict[str, Any] = {"model": request["model"], "messages": request["messages"]}
+    arguments.update(request["generation"])
+    if request["tools"]:
+        arguments["tools"] = request["tools"]
+    if request["response_format"] is not None:
+        arguments["response_format"] = request["response_format"]
+    return arguments
+
+
+# Showing a request ------------------------------------------------------------------------------
+def format_request(request: dict[str, Any], skip: int = 0) -> list[str]:
+    """The request as readable lines: the model and settings, then each message under its role
+    (`[system]`, `[user]`, `[assistant]`, `[tool call_1]`); the first `skip` messages are left
+    out (shown already, with an earlier turn) and counted instead."""
+    tools = [_tool_name(tool) for tool in request.get("tools") or []]
+    response_format = request.get("response_format")
+    lines = [
+        f"model: {request.get('model')}",
+        f"generation: {format_settings(request.get('generation') or {})}",
+        "response_format: " + ("(none)" if response_format is None else _compact(response_format)),
+        "tools: " + (", ".join(tools) or "(none)"),
+    ]
+    messages = request.get("messages") or []
+    if skip:
+        lines.append(f"({skip} earlier message{'' if skip == 1 else 's'}, as above)")
+    for message in messages[skip:]:
+        lines += ["", *format_message(message if isinstance(message, dict) else {"content": message})]
+    return lines
+
+
+def format_settings(settings: dict[str, Any]) -> str:
+    """`temperature=0.2, max_tokens=300`, or `(none)`."""
+    return ", ".join(f"{key}={_compact(value)}" for key, value in settings.items()) or "(none)"
+
+
+def format_message(message: dict[str, Any]) -> list[str]:
+    """One message: its role in brackets, then its text and the tool calls it asks for."""
+    role = str(message.get("role", "?"))
+    if role == "tool":
+        role = f"tool {message.get('tool_call_id', '')}".rstrip()
+    lines = [f"[{role}]"]
+    content = message.get("content")
+    if content:
+        lines += (content if isinstance(content, str) else _compact(content)).splitlines() or [""]
+    for call in message.get("tool_calls") or []:
+        function = call.get("function", call) if isinstance(call, dict) else {}
+        lines.append(f"-> {function.get('name', '?')}({function.get('arguments', '')})")
+    return lines
+
+
+def format_answer(answer: str | None, tool_calls: list[dict[str, Any]] | None = None) -> list[str]:
+    """The raw answer text, then the tool calls it asked for; `(no answer)` when there is none."""
+    lines = answer.splitlines() if answer else []
+    for call in tool_calls or []:
+        lines.append(f"-> {call.get('name', '?')}({call.get('arguments', '')})")
+    return lines or ["(no answer)"]
+
+
+def _tool_name(tool: Any) -> str:
+    if isinstance(tool, dict):
+        return str((tool.get("function") or {}).get("name") or tool.get("name") or "?")
+    return str(tool)
+
+
+def _compact(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
