@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 from sexp_tasks.config import Settings
 from sexp_tasks.errors import FormError, NameError_
@@ -164,3 +165,70 @@ def test_a_primitive_defined_from_python_is_documented_by_its_docstring(runtime:
 
     runtime.define("double", Primitive("double", double, 1, 1, "Twice x.", ("(double x)",)))
     assert runtime.docs()["double"] == Doc("double", "primitive", ("(double x)",), "Twice x.", None)
+
+
+# `sexp doc` ------------------------------------------------------------------------------------
+
+TEMPLATE = """<task name="write-description" type="atomic">
+  <description>Write a product description</description>
+  <model>mock/writer</model>
+  <instructions>Describe {{product}} in {{words}} words.</instructions>
+  <inputs>
+    <input name="product" type="string">what is sold</input>
+    <input name="words" type="integer" required="false" default="50">how long</input>
+  </inputs>
+  <output_format type="json" schema="object"/>
+</task>
+"""
+
+
+def test_sexp_doc_lists_every_documented_name_one_per_line(cli: Cli, workspace: Path) -> None:
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "describe.xml").write_text(TEMPLATE, encoding="utf-8")
+    code, out, err = cli("doc")
+    assert (code, err) == (0, "")
+    names = out.splitlines()
+    assert names == sorted(names)
+    expected = set(fresh(workspace).docs()) | {"write-description", "associative_matching"}
+    assert set(names) == expected
+    code, out, _ = cli("doc", "--long")
+    rows = {line.split()[0]: line for line in out.splitlines()}
+    assert set(rows) == expected
+    summary = "(f x) for each element; with several lists, (f x y ...) up to the shortest"
+    assert rows["map"].split(None, 2)[1:] == ["primitive", summary]
+    assert "template" in rows["write-description"] and "special form" in rows["if"]
+
+
+def test_sexp_doc_name_prints_what_help_prints(cli: Cli) -> None:
+    for name in ("map", "refine", "if", "take"):
+        code, out, err = cli("doc", name)
+        assert (code, err) == (0, "")
+        assert out == render_doc(STARTUP_DOCS[name]) + "\n"
+        assert cli("eval", f"(help {name})")[1] == out + "nil\n"
+
+
+def test_sexp_doc_of_a_template_shows_its_description_inputs_model_output(cli: Cli, workspace: Path) -> None:
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "describe.xml").write_text(TEMPLATE, encoding="utf-8")
+    code, out, err = cli("doc", "write-description")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[:10] == [
+        "write-description (template)",
+        "  (write-description :product string [:words integer])",
+        "",
+        "Write a product description",
+        "",
+        "Inputs:",
+        "  product (string): what is sold",
+        "  words (integer, optional, default '50'): how long",
+        "",
+        "Model: mock/writer",
+    ]
+    assert "Output: json, schema object" in out
+
+
+def test_sexp_doc_of_an_unknown_name_exits_1_naming_close_ones(cli: Cli) -> None:
+    code, out, err = cli("doc", "string-apend")
+    assert (code, out) == (1, "")
+    assert err.startswith("error: no documentation for 'string-apend'; did you mean 'string-append'")
+    assert err.count("\n") == 1

@@ -53,8 +53,8 @@ class Doc:
 
     @property
     def summary(self) -> str:
-        """The first sentence-line of text (what a listing shows)."""
-        return self.text.split("\n", 1)[0].split(". ", 1)[0].rstrip(".")
+        """The first paragraph of text, its summary line (what `sexp doc --long` shows)."""
+        return " ".join(self.text.split("\n\n", 1)[0].split()).rstrip(".")
 
 
 def render_doc(doc: Doc) -> str:
@@ -217,6 +217,10 @@ class Documentation:
             raise NameError_(f"{prefix}no documentation for '{name}'{hint}", span)
         return found
 
+    def render(self, name: str) -> str:
+        """What `sexp doc NAME` prints: render_doc of name's Doc (NameError when there is none)."""
+        return render_doc(self.find(name))
+
     def names(self) -> Iterable[str]:
         """Every documented name and every global (for suggestions)."""
         return {*self.all(), *self._values}
@@ -226,13 +230,13 @@ def _wrap(line: str, hanging: str) -> list[str]:
     """line cut at spaces into lines of at most WIDTH characters (a longer word stands alone),
     every one but the first indented by hanging (textwrap's, without importing it: start-up)."""
     lines: list[str] = []
-    current = ""
-    for word in line.split(" "):
+    current = line[: len(line) - len(line.lstrip())]  # the line's own indent stays
+    for word in line.split():
         if current.strip() and len(current) + 1 + len(word) > WIDTH:
             lines.append(current)
             current = hanging + word
         else:
-            current = f"{current} {word}" if current else word
+            current = f"{current} {word}" if current.strip() else current + word
     return [*lines, current]
 
 
