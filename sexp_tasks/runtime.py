@@ -16,6 +16,7 @@ from .config import Settings
 from .diagnostics import log_line, warning_line
 from .errors import FileError, OutputClosed, RunError, SexpError
 from .lang.check import check_forms
+from .lang.documentation import Doc
 from .lang.environment import TOP_FRAME
 from .lang.interpreter import Interpreter
 from .lang.printer import to_json_value
@@ -58,6 +59,7 @@ class Runtime(TaskServices):
         self.tasks = TaskSystem(self.settings, self.warn, self.err)
         core = _language(self.settings, self.tasks, self)
         self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
+        self.documentation = core.documentation  # help, `sexp doc`
         self.tasks.memory_query = self.relevant_files
         if load_templates:
             self.tasks.load_templates(program=program)
@@ -224,6 +226,11 @@ class Runtime(TaskServices):
     def define(self, name: str, value: Value) -> None:
         """Bind a global (for --set)."""
         self.globals.define(name, value)
+
+    def docs(self) -> dict[str, Doc]:
+        """Every documented name bound now, sorted: the special forms, primitives and library
+        procedures bound at start-up and the loaded templates (`sexp doc`, the docs/ reference)."""
+        return self.documentation.all()
 
     # Services primitives use -------------------------------------------------------------
     def write_output(self, text: str) -> None:

@@ -189,6 +189,16 @@ def test_tab_completes_names(repl: pexpect.spawn) -> None:
     answer(repl, '("ab" "ac" "ad")')
 
 
+def test_tab_after_a_keyword_colon_offers_the_keyword_arguments_of_the_call(repl: pexpect.spawn) -> None:
+    repl.send("(refine :\t")
+    repl.expect(":max-iterations")  # the menu of refine's keys, drawn
+    repl.send("\t")  # picks the first, :director
+    repl.expect("director")
+    enter(repl, ' "x" :evaluator 1)')
+    repl.expect("refine: :director must be a procedure or a task")
+    repl.expect(PROMPT)
+
+
 def test_ctrl_d_on_an_empty_line_exits_0(repl: pexpect.spawn) -> None:
     enter(repl, "(+ 1 2)")
     answer(repl, "3")

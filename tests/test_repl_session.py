@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOT, wait_for
 
 from sexp_tasks.config import Settings
+from sexp_tasks.lang.documentation import render_doc
 from sexp_tasks.repl.replies import Failed, Incomplete, Printed, Quit
 from sexp_tasks.repl.session import Session
 
@@ -241,7 +242,7 @@ def test_trace_falls_back_to_the_newest_run_in_the_store(session: Session, works
 # Commands ------------------------------------------------------------------------------------
 def test_help_lists_every_command(session: Session) -> None:
     text = shown(session, ":help")
-    for name in ("help", "tasks", "show", "env", "load", "trace", "model", "reset", "quit"):
+    for name in ("help", "tasks", "show", "doc", "env", "load", "trace", "model", "reset", "quit"):
         assert f":{name}" in text
 
 
@@ -370,7 +371,7 @@ def test_completion_of_commands_names_after_show_and_files_after_load(
     session: Session, workspace: Path
 ) -> None:
     assert session.completions(":t") == (":t", [":tasks", ":trace"])
-    assert session.completions(":")[1][0] == ":env"
+    assert session.completions(":")[1][:2] == [":doc", ":env"]
     assert session.completions(":show str")[1][:1] == ["str"]
     (workspace / "prog.sexp").write_text("1", encoding="utf-8")
     (workspace / "progs").mkdir()
@@ -381,7 +382,61 @@ def test_completion_of_commands_names_after_show_and_files_after_load(
 def test_no_completion_for_nothing_typed_or_inside_a_string(session: Session) -> None:
     assert session.completions("(") == ("", [])
     assert session.completions('(print "car') == ("car", [])
-    assert session.completions("(greet :wh")[1] == []  # keywords are not names
+    assert session.completions("(list :ca")[1] == []  # keywords are not names
+
+
+def test_completion_of_keyword_arguments_a_task_or_procedure_takes(session: Session, workspace: Path) -> None:
+    """`(task :<Tab>` offers the task's inputs, `(refine :<Tab>` its keys, a closure's &key
+    parameters, in the order declared; keys the call gives already are not offered again."""
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "describe.xml").write_text(
+        '<task name="write-description" type="atomic"><description>Describe</description>'
+        "<instructions>Describe {{product}} in {{words}} words.</instructions><inputs>"
+        '<input name="product" type="string"/><input name="words" type="integer"/></inputs></task>',
+        encoding="utf-8",
+    )
+    session.reset()  # loads ./tasks
+    assert session.completions("(write-description :") == (":", [":product", ":words"])
+    assert session.completions('(write-description :product "pen" :') == (":", [":words"])
+    keys = [":director", ":evaluator", ":input", ":max-iterations", ":threshold"]
+    assert session.completions("(refine :") == (":", keys)
+    assert session.completions("(refine :director d :m") == (":m", [":max-iterations"])
+    assert session.completions("(refine :director") == (":director", [":director"])
+    assert session.completions("(pmap f xs :") == (":", [":concurrency"])
+    shown(session, GREET)
+    assert session.completions("(greet :wh") == (":wh", [":who"])
+    shown(session, "(define (fetch url &key (retries 3) timeout) url)")
+    assert session.completions('(fetch "u" :') == (":", [":retries", ":timeout"])
+    assert session.completions("(let ((x (fetch :") == (":", [":retries", ":timeout"])
+    assert session.completions("(fetch (list 1 2) :r") == (":r", [":retries"])
+    for outside in ("(list (fetch 1) :", "(fetch :retries 1 :timeout 2 :", '(fetch ":', "(car :", "(nope :"):
+        assert session.completions(outside)[1] == [], outside
+
+
+def test_the_signature_of_the_call_being_typed(session: Session) -> None:
+    assert session.signature("(map ") == "(map f xs ys...)"
+    assert session.signature("(reduce + (map inc ") == "(map f xs ys...)"
+    assert session.signature("(reduce + (map inc xs) ") == "(reduce f init xs)   (reduce f xs)"
+    assert session.signature("(refine :dir").startswith("(refine :director d :evaluator e")
+    shown(session, "(define (twice f &optional (n 2)) f)")
+    assert session.signature("(twice ") == "(twice f &optional (n 2))"
+    for outside in ("", "(map", "(+ 1 2)", '(print "(map ', "(nothing-bound ", "; (map "):
+        assert session.signature(outside) == "", outside
+
+
+def test_doc_prints_what_help_prints(session: Session) -> None:
+    docs = session.runtime.docs()
+    assert shown(session, ":doc refine") == render_doc(docs["refine"])
+    assert shown(session, ":doc if") == render_doc(docs["if"])
+    shown(session, GREET)
+    assert shown(session, ":doc greet").startswith("greet (template)\n  (greet :who string)")
+    word, names = session.completions(":doc refi")
+    assert word == "refi" and names[0] == "refine" and all(name.startswith("refi") for name in names)
+
+
+def test_doc_errors(session: Session) -> None:
+    assert failed(session, ":doc") == "error: :doc expects a name (:doc NAME)"
+    assert failed(session, ":doc mapp").startswith("error: no documentation for 'mapp'; did you mean 'map'")
 
 
 def test_completion_reads_a_long_line_at_once(session: Session) -> None:

@@ -31,6 +31,7 @@ from ..lang.printer import to_json, to_repr
 from ..lang.values import Value
 from ..redact import hide_credentials_from_other_processes
 from .bindings import parse_bindings
+from .doc_commands import add_doc_parser, doc_command
 from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
 from .stdout import discard_stdout, guard_stdout
 
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         "init", help="write a starter project", description=INIT_HELP, formatter_class=lines
     )
     init.add_argument("directory", nargs="?", metavar="DIR", help="where (default: here; made if need be)")
+    add_doc_parser(commands)
     return parser
 
 
@@ -191,8 +193,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         report(warning_line(warning))
     if args.command == "init":
         return _guarded(args, lambda: init_command(args.directory))
-    if args.command == "check":
+    if args.command in ("check", "doc"):
         checking = _settings(cwd, {"template_flags": tuple(args.templates) or None})
+        if args.command == "doc":
+            return _guarded(args, lambda: doc_command(args.name, args.long, checking))
         return _guarded(args, lambda: _check(args.files, checking))
     if args.command is None:
         from ..repl import start

@@ -93,7 +93,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=False,
     ),
     "sexp_tasks.runtime": Lazy(
-        ("sexp_tasks.cli.main", "sexp_tasks.cli.task_commands"),
+        ("sexp_tasks.cli.main", "sexp_tasks.cli.task_commands", "sexp_tasks.cli.doc_commands"),
         "running or checking a program: the language and the task system, 38 ms"
         " (`sexp tasks validate` reads templates without them)",
         program=False,

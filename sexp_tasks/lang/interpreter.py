@@ -9,12 +9,14 @@ root, runtime.py, builds one and installs the task system and the memory system 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from ..config import Settings
 from ..resources import data_dir
 from ..syntax.reader import read
 from .compiler import Compiler
 from .deepstack import allow_recursion
+from .documentation import Documentation
 from .environment import TOP_FRAME, GlobalEnvironment
 from .forms import CORE_FORMS
 from .prelude import LazyDefinitions
@@ -44,6 +46,12 @@ class Interpreter:
         CORE_PRIMITIVES.install(self.globals, ctx)
         self.prelude = LazyDefinitions(self.compiler, self.globals)
         self.prelude.add_file(data_dir("stdlib") / "prelude.sexp")
+        # Every documented name (help, `sexp doc`): what is installed later documents itself too.
+        write: Callable[[str], object] = ctx.write_output if ctx is not None else sys.stdout.write
+        self.documentation = Documentation(
+            self.compiler.forms, self.globals.values, self.prelude.docs, self.prelude.holds, write
+        )
+        self.compiler.extend(self.documentation)
 
     def run_source(self, text: str, origin: str = "<input>") -> Value:
         """Read every form in text, compile them all, then run them in order; the last value."""

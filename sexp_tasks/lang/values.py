@@ -91,10 +91,11 @@ class Primitive(Procedure):
     """A procedure written in Python; `fn` takes the arguments positionally.
 
     `signatures` are its documented forms, `("(reduce f init xs)", "(reduce f xs)")`, which
-    its arity (min_args, max_args) comes from.
+    its arity (min_args, max_args) comes from; `doc` is its summary line, `docstring` the whole
+    of its documentation (lang/documentation.py reads it).
     """
 
-    __slots__ = ("name", "fn", "min_args", "max_args", "doc", "signatures")
+    __slots__ = ("name", "fn", "min_args", "max_args", "doc", "signatures", "docstring")
 
     def __init__(
         self,
@@ -104,6 +105,7 @@ class Primitive(Procedure):
         max_args: int | None,
         doc: str,
         signatures: tuple[str, ...] = (),
+        docstring: str = "",
     ) -> None:
         self.name = name
         self.fn = fn
@@ -111,6 +113,7 @@ class Primitive(Procedure):
         self.max_args = max_args
         self.doc = doc
         self.signatures = signatures
+        self.docstring = docstring or doc
 
     def apply(self, args: list[Value], depth: int) -> Value:
         return self.fn(*args)

@@ -19,7 +19,14 @@ MEMORY_PRIMITIVES = PrimitiveRegistry()
 
 @MEMORY_PRIMITIVES.primitive("get-context", "get_context", signature="(get-context query [:limit n])")
 def get_context(ctx: TaskServices, query: Any, *options: Any) -> list[dict[str, Any]]:
-    """Indexed files relevant to query, best first: dicts with path, score and summary (`:limit n`)."""
+    """Indexed files relevant to query, best first: dicts with path, score and summary (`:limit n`).
+
+    The index holds metadata only and is built by `sexp index`; without one the value is () and a
+    warning says so. `get_context` is the same primitive.
+
+    (get-context "the reader's error messages" :limit 3)
+    ;; => ()
+    """
     text = as_string("get-context", query)
     limit = _limit(options)
     journal = ctx.tasks.journal

@@ -55,7 +55,8 @@ def _help(session: Session, operand: str) -> Reply:
     width = max(len(c.usage) for c in COMMANDS.values())
     lines = ["Type an expression to evaluate it; a form continues over lines until its lists close."]
     lines += [f"  {c.usage:<{width}}  {c.help}" for c in COMMANDS.values()]
-    lines.append("Tab completes names; Ctrl-C clears the input; Ctrl-D on an empty line exits.")
+    lines.append("Tab completes names, and a call's keyword arguments after `:`; under the input is the")
+    lines.append("signature of the call being typed. Ctrl-C clears the input; Ctrl-D on an empty line exits.")
     return Printed("\n".join(lines))
 
 
@@ -90,6 +91,16 @@ def _show(session: Session, operand: str) -> Reply:
         return Failed(error_line(f"'{operand}' is neither a task nor a bound name{hint}"))
     doc = getattr(value, "doc", None)
     return Printed(f"{operand} = {preview(to_repr(value), 200)}" + (f"\n  {doc}" if doc else ""))
+
+
+@command("doc", ":doc NAME", "what NAME does: signatures, description, example (as (help NAME))")
+def _doc(session: Session, operand: str) -> Reply:
+    if not operand:
+        return Failed(error_line(":doc expects a name (:doc NAME)"))
+    try:
+        return Printed(session.runtime.documentation.render(operand))
+    except SexpError as err:
+        return Failed(format_error(err))
 
 
 @command("env", ":env", "the names this session has defined")

@@ -29,6 +29,7 @@ from ..runs.journal import Journal, new_run_id, program_hash
 from ..runs.store import Store
 from ..runtime import Runtime
 from ..syntax.reader import read
+from .call_at_cursor import keywords, open_call, signature_line
 from .commands import COMMANDS, run_command
 from .replies import Failed, Incomplete, Printed, Reply
 
@@ -170,10 +171,12 @@ class Session:
         return names
 
     def completions(self, before_cursor: str) -> tuple[str, list[str]]:
-        """The word being typed at the end of before_cursor and what it may become, sorted.
+        """The word being typed at the end of before_cursor and what it may become.
 
-        A command at the start of the input completes to command names, `:show`'s operand to
-        names, `:load`'s to file paths; anywhere else a symbol completes to names.
+        A command at the start of the input completes to command names, `:show`'s and `:doc`'s
+        operand to names, `:load`'s to file paths; a `:keyword` inside a call to the keyword
+        arguments its operator takes that the call does not give yet, in the order it declares
+        them (a task's inputs, a procedure's &key parameters); any other symbol to names, sorted.
         """
         stripped = before_cursor.lstrip()
         if stripped.startswith(":"):
@@ -182,12 +185,34 @@ class Session:
                 return command, sorted(f":{name}" for name in COMMANDS if f":{name}".startswith(command))
             if command == ":load":
                 return operand, _paths(operand)
-            if command != ":show":
+            if command not in (":show", ":doc"):
                 return "", []
         prefix = _word_at_end(before_cursor)
         if not prefix or before_cursor.count('"') % 2:  # nothing typed yet, or inside a string
             return prefix, []
+        if prefix.startswith(":"):
+            return prefix, self._keywords(before_cursor, prefix)
         return prefix, sorted(name for name in self.names() if name.startswith(prefix))
+
+    def _keywords(self, before_cursor: str, prefix: str) -> list[str]:
+        """The keyword arguments starting with prefix that the call being typed may still give."""
+        call = open_call(before_cursor)
+        if call is None:
+            return []
+        given = call.given - {prefix}
+        value = self.runtime.globals.values.get(call.operator)
+        found = keywords(self.runtime.documentation, call.operator, value)
+        return [key for key in found if key.startswith(prefix) and key not in given]
+
+    def signature(self, before_cursor: str) -> str:
+        """The signatures of the operator of the call being typed ('' outside a call, or for an
+        undocumented operator): what the shell shows under the input."""
+        call = open_call(before_cursor)
+        return self.signature_of(call.operator) if call is not None else ""
+
+    def signature_of(self, name: str) -> str:
+        """name's signatures on one line, '' when it has none (beside a completed name)."""
+        return signature_line(self.runtime.documentation, name)
 
 
 def _word_at_end(text: str) -> str:

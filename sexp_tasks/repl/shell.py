@@ -1,23 +1,27 @@
 """The REPL on a terminal: prompt_toolkit around a Session (the one module that imports it).
 
-Pygments colours the input, Tab completes from the session's names, Enter submits only when
-the session says the input is complete (else it starts a continuation line), history persists
-in $XDG_STATE_HOME/sexp/history, Ctrl-C clears the input and Ctrl-D on an empty line leaves.
+Pygments colours the input, Tab completes from the session's names (and a call's keyword
+arguments), the line under the input shows the signature of the call being typed, Enter submits
+only when the session says the input is complete (else it starts a continuation line), history
+persists in $XDG_STATE_HOME/sexp/history, Ctrl-C clears the input and Ctrl-D on an empty line
+leaves.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application.current import get_app
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.lexers import PygmentsLexer
+from prompt_toolkit.styles import Style
 from pygments.lexers.lisp import SchemeLexer
 
 from .. import __version__
@@ -34,7 +38,8 @@ def history_path() -> Path:
 
 
 class NameCompleter(Completer):
-    """Completions from the session: names, commands, and files after `:load`."""
+    """Completions from the session: names (each with its signature beside it, shown when the
+    menu draws it), a call's keyword arguments, commands, and files after `:load`."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -42,7 +47,10 @@ class NameCompleter(Completer):
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
         word, candidates = self.session.completions(document.text_before_cursor)
         for candidate in candidates:
-            yield Completion(candidate, start_position=-len(word))
+            yield Completion(candidate, start_position=-len(word), display_meta=self._signature(candidate))
+
+    def _signature(self, name: str) -> Callable[[], str]:
+        return lambda: self.session.signature_of(name)
 
 
 def _history() -> History:
@@ -79,6 +87,15 @@ def _key_bindings(session: Session) -> KeyBindings:
     return bindings
 
 
+def _signature_bar(session: Session) -> Callable[[], str]:
+    """The bottom toolbar: the signatures of the call being typed, blank outside a call."""
+
+    def signature() -> str:
+        return session.signature(get_app().current_buffer.document.text_before_cursor)
+
+    return signature
+
+
 def _continuation(width: int, line_number: int, wrap_count: int) -> StyleAndTextTuples:
     return [("class:prompt.continuation", CONTINUATION.rjust(width))]
 
@@ -94,6 +111,8 @@ def run_shell(session: Session) -> int:
         complete_while_typing=False,
         history=_history(),
         key_bindings=_key_bindings(session),
+        bottom_toolbar=_signature_bar(session),
+        style=Style.from_dict({"bottom-toolbar": "noreverse"}),  # a plain line, blank when empty
     )
     print(f"sexp {__version__}  (:help for commands, Ctrl-D to leave)")
     while True:

@@ -71,6 +71,10 @@ class SpecialForm:
     # For a defining form, the parameters of what it binds (for arity checks); None for a form
     # whose value's arity is unknown before the run (a task).
     parameters: Parameters | None = None
+    # Its documentation (lang/documentation.py): the signatures, written with its name, and a
+    # docstring (summary line, paragraph, example).
+    signatures: tuple[str, ...] = ()
+    doc: str = ""
 
 
 class FormRegistry(Mapping[str, SpecialForm]):
@@ -87,15 +91,25 @@ class FormRegistry(Mapping[str, SpecialForm]):
         scope: bool = False,
         defines: bool = False,
         parameters: Parameters | None = None,
+        signature: str | tuple[str, ...] = (),
+        doc: str = "",
     ) -> Callable[[FormCompiler], FormCompiler]:
         """Register a form compiler, with the rest of the form's description, under each of `names`
-        (a name registered already is an error: nothing is overwritten)."""
+        (a name registered already is an error: nothing is overwritten). signature: its documented
+        form(s), written with the first name; doc: what it does, as a primitive's docstring says it
+        (a summary line, a paragraph, an example)."""
+        forms = (signature,) if isinstance(signature, str) else signature
+        if any(form.split(maxsplit=1)[0].strip("()") != names[0] for form in forms):
+            raise ValueError(f"the signatures of {names[0]} must be written with its name: {forms}")
 
         def register(compile_form: FormCompiler) -> FormCompiler:
             for name in names:
                 if name in self._forms:
                     raise ValueError(f"the special form '{name}' is registered twice")
-                self._forms[name] = SpecialForm(name, compile_form, check, scope, defines, parameters)
+                named = tuple(f"({name}{form[len(names[0]) + 1 :]}" for form in forms)
+                self._forms[name] = SpecialForm(
+                    name, compile_form, check, scope, defines, parameters, named, doc
+                )
             return compile_form
 
         return register
@@ -173,4 +187,4 @@ def global_definitions(
 
 
 # The core's forms register in CORE_FORMS as their modules are imported.
-from . import binding, control, functions, handling, loops, quasiquote  # noqa: E402,F401
+from . import binding, control, documenting, functions, handling, loops, quasiquote  # noqa: E402,F401

@@ -52,7 +52,23 @@ def check_let(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -
     checker.walk(body, local | set(names) | set(local_definitions(body, checker.forms)))
 
 
-@CORE_FORMS.special_form("let", check=check_let, scope=True)
+@CORE_FORMS.special_form(
+    "let",
+    check=check_let,
+    scope=True,
+    signature="(let ((name expr)...) body...)",
+    doc="""Bind each name to its expr, then evaluate body with them; the last body value.
+
+    The exprs are all evaluated in the outer scope, before any name is bound (use `let*` for
+    bindings that see the earlier ones). The names are local to body.
+
+    (let ((x 2) (y 3)) (* x y))
+    ;; => 6
+    (define x 1)
+    (let ((x 10) (y x)) y)
+    ;; => 1
+    """,
+)
 def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     pairs, body = _bindings(form)
     names = [name for name, _ in pairs]
@@ -77,7 +93,17 @@ def compile_let(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     return run
 
 
-@CORE_FORMS.special_form("let*", check=check_let, scope=True)
+@CORE_FORMS.special_form(
+    "let*",
+    check=check_let,
+    scope=True,
+    signature="(let* ((name expr)...) body...)",
+    doc="""Bind the names one after the other, each expr seeing the names before it; then body.
+
+    (let* ((x 2) (y (* x 10))) (+ x y))
+    ;; => 22
+    """,
+)
 def compile_let_star(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     pairs, body = _bindings(form)
     inner = Scope(scope)
@@ -119,8 +145,40 @@ def defined_parameters(form: FunctionCallNode) -> ParsedParams | None:
     return None
 
 
-@CORE_FORMS.special_form("define", check=check_define, defines=True, parameters=defined_parameters)
-@CORE_FORMS.special_form("bind", check=walk_after_name, defines=True, parameters=defined_parameters)
+@CORE_FORMS.special_form(
+    "define",
+    check=check_define,
+    defines=True,
+    parameters=defined_parameters,
+    signature=("(define name expr)", "(define (name params...) body...)"),
+    doc="""Bind name in the current frame: to expr's value, or to a procedure.
+
+    At top level the binding is global; inside a body it is local to that body. `(define name
+    expr)` gives the value; `(define (name params...) body...)` defines a procedure (params as
+    in `lambda`: `&optional`, `&rest`, `&key`) and gives its name as a symbol.
+
+    (define (square x) (* x x))
+    ;; => square
+    (square 7)
+    ;; => 49
+    (define limit 10)
+    ;; => 10
+    """,
+)
+@CORE_FORMS.special_form(
+    "bind",
+    check=walk_after_name,
+    defines=True,
+    parameters=defined_parameters,
+    signature="(bind name expr)",
+    doc="""Bind name to expr's value in the current frame, as `(define name expr)`; the value.
+
+    The original dialect's way of binding: `(bind x (+ x 1))` inside a loop rebinds x.
+
+    (let ((x 0)) (loop 3 (bind x (+ x 1))) x)
+    ;; => 3
+    """,
+)
 def compile_define(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     match args:
@@ -162,7 +220,22 @@ def store(name: str, value_code: Code, scope: Scope | None, c: Compiler, result:
     return store_local
 
 
-@CORE_FORMS.special_form("set!", check=walk_after_name)
+@CORE_FORMS.special_form(
+    "set!",
+    check=walk_after_name,
+    signature="(set! name expr)",
+    doc="""Assign expr's value to the nearest existing binding of name; the value.
+
+    Unlike `define`, it never makes a new binding: a name bound nowhere is an error. A closure
+    that sets a variable it closed over changes it for everyone who shares it.
+
+    (define count 0)
+    (define (tick) (set! count (+ count 1)))
+    (tick)
+    (tick)
+    ;; => 2
+    """,
+)
 def compile_set(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [Symbol() as target, expr]:

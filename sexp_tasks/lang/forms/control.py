@@ -17,7 +17,22 @@ if TYPE_CHECKING:
     from ..environment import Scope
 
 
-@CORE_FORMS.special_form("quote", check=walk_nothing, scope=True)
+@CORE_FORMS.special_form(
+    "quote",
+    check=walk_nothing,
+    scope=True,
+    signature="(quote x)",
+    doc="""x itself, unevaluated: a symbol stays a symbol, a list stays a list of data.
+
+    `'x` is read as `(quote x)`. Use it for symbols as data and for literal lists; a quoted list
+    is not a call.
+
+    '(1 two "three")
+    ;; => (1 two "three")
+    (symbol? 'x)
+    ;; => true
+    """,
+)
 def compile_quote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [expr]:
@@ -25,7 +40,20 @@ def compile_quote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Co
     raise FormError("quote: expected (quote x)", form.span)
 
 
-@CORE_FORMS.special_form("if")
+@CORE_FORMS.special_form(
+    "if",
+    signature="(if test then [else])",
+    doc="""then when test is true, else otherwise (nil when there is no else).
+
+    Only the branch chosen is evaluated. False values are false, nil, 0, 0.0, "", the empty list
+    and the empty dict; everything else is true.
+
+    (if (> 2 1) "yes" "no")
+    ;; => "yes"
+    (if "" "non-empty" "empty")
+    ;; => "empty"
+    """,
+)
 def compile_if(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [test, then]:
@@ -35,7 +63,28 @@ def compile_if(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compi
     raise FormError("if: expected (if test then [else])", form.span)
 
 
-@CORE_FORMS.special_form("when", "unless")
+@CORE_FORMS.special_form(
+    "when",
+    signature="(when test body...)",
+    doc="""Evaluate body when test is true; the last body value, or nil when test is false.
+
+    (when (> 3 2) (print "bigger") 3)
+    ;; => 3
+    (when false 1)
+    ;; => nil
+    """,
+)
+@CORE_FORMS.special_form(
+    "unless",
+    signature="(unless test body...)",
+    doc="""Evaluate body when test is false; the last body value, or nil when test is true.
+
+    (unless (null? '(1)) "has elements")
+    ;; => "has elements"
+    (unless true 1)
+    ;; => nil
+    """,
+)
 def compile_when(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:
@@ -55,7 +104,22 @@ def check_cond(checker: Checker, form: FunctionCallNode, local: frozenset[str]) 
         checker.walk(keep, local)
 
 
-@CORE_FORMS.special_form("cond", check=check_cond)
+@CORE_FORMS.special_form(
+    "cond",
+    check=check_cond,
+    signature="(cond (test expr...)... [(else expr...)])",
+    doc="""The exprs of the first clause whose test is true; nil when none is.
+
+    Clauses are tried in order; a clause with no exprs gives its test's value. An `else` clause,
+    last, always applies.
+
+    (define (sign n) (cond ((< n 0) "negative") ((= n 0) "zero") (else "positive")))
+    (sign -5)
+    ;; => "negative"
+    (cond ((assoc (dict) "k" 1)))
+    ;; => {"k" 1}
+    """,
+)
 def compile_cond(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     clauses: list[tuple[Code, Code | None]] = []
     arguments = form.args
@@ -84,7 +148,32 @@ def compile_cond(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Com
     return run
 
 
-@CORE_FORMS.special_form("and", "or")
+@CORE_FORMS.special_form(
+    "and",
+    signature="(and e...)",
+    doc="""The first false value among e..., else the last one; `(and)` is true.
+
+    Evaluation stops at the first false value, so later expressions may rely on earlier ones.
+
+    (and 1 "two" 3)
+    ;; => 3
+    (and (> 1 2) (error "not evaluated"))
+    ;; => false
+    """,
+)
+@CORE_FORMS.special_form(
+    "or",
+    signature="(or e...)",
+    doc="""The first true value among e..., else the last one; `(or)` is false.
+
+    Evaluation stops at the first true value: `(or x default)` gives a default for a missing x.
+
+    (or nil (get (dict "a" 1) "a") 5)
+    ;; => 1
+    (or nil false)
+    ;; => false
+    """,
+)
 def compile_and_or(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     """Short-circuit: `and` stops at the first false value, `or` at the first true one."""
     args = form.args
@@ -104,6 +193,19 @@ def compile_and_or(form: FunctionCallNode, scope: Scope | None, tail: bool, c: C
     return run
 
 
-@CORE_FORMS.special_form("progn", "begin")
+@CORE_FORMS.special_form(
+    "progn",
+    "begin",
+    signature="(progn body...)",
+    doc="""Evaluate body in order; the last value, nil for an empty body.
+
+    `progn` and `begin` are the same form. Definitions inside it belong to the enclosing frame.
+
+    (progn (define x 2) (* x 10))
+    ;; => 20
+    (progn)
+    ;; => nil
+    """,
+)
 def compile_progn(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     return c.compile_body(form.args, scope, tail)

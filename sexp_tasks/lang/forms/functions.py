@@ -30,7 +30,28 @@ def check_lambda(checker: Checker, form: FunctionCallNode, local: frozenset[str]
 LAMBDA = ("lambda", "fn")
 
 
-@CORE_FORMS.special_form(*LAMBDA, check=check_lambda, scope=True)
+@CORE_FORMS.special_form(
+    *LAMBDA,
+    check=check_lambda,
+    scope=True,
+    signature="(lambda (params...) body...)",
+    doc="""A procedure (closure) of params whose body sees the variables around it.
+
+    params: required names, then `&optional` names or `(name default)`, then `&rest name` (a
+    list of the remaining arguments), then `&key` names or `(name default)` (passed as `:name
+    value`); a default may use earlier parameters, a missing one is nil. A call with another
+    number of arguments is an error. `fn` is the same form. Calls in tail position do not grow
+    the stack.
+
+    ((lambda (x &optional (y 10)) (+ x y)) 1)
+    ;; => 11
+    (define adder (lambda (n) (lambda (x) (+ n x))))
+    ((adder 10) 5)
+    ;; => 15
+    ((lambda (&rest xs &key (sep "-")) sep) :sep "+")
+    ;; => "+"
+    """,
+)
 def compile_lambda_form(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:

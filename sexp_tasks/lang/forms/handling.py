@@ -28,7 +28,22 @@ def check_try(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -
         checker.walk(clause.args[1:], local | {clause.args[0].name})
 
 
-@CORE_FORMS.special_form("try", check=check_try)
+@CORE_FORMS.special_form(
+    "try",
+    check=check_try,
+    signature="(try body... (catch err handler...))",
+    doc="""body's value; when body raises an error, handler's value with err bound to the error.
+
+    err is a dict with "type", "message", "line" and "column" (and "details" from `error`, and
+    a task error's fields). A FAILED task result is a value, not an error: test it with
+    `task-ok?` instead.
+
+    (try (/ 1 0) (catch e (get e "message")))
+    ;; => "/: division by zero"
+    (try (error "bad input" (dict "field" "age")) (catch e (get-in e (list "details" "field"))))
+    ;; => "age"
+    """,
+)
 def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args or not (isinstance(args[-1], FunctionCallNode) and args[-1].name == "catch"):
@@ -56,7 +71,18 @@ def compile_try(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
     return run
 
 
-@CORE_FORMS.special_form("catch", scope=True)
+@CORE_FORMS.special_form(
+    "catch",
+    scope=True,
+    signature="(catch err handler...)",
+    doc="""The last clause of `try`: binds the error to err and evaluates handler.
+
+    It has no meaning on its own: anywhere else it is an error.
+
+    (try (error "oops") (catch err (get err "type")))
+    ;; => "USER_ERROR"
+    """,
+)
 def compile_catch(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     raise FormError(
         "catch: only allowed as the last clause of (try body... (catch err handler...))", form.span

@@ -15,7 +15,19 @@ if TYPE_CHECKING:
     from ..environment import Scope
 
 
-@CORE_FORMS.special_form("loop")
+@CORE_FORMS.special_form(
+    "loop",
+    signature="(loop count body...)",
+    doc="""Evaluate body count times in the current scope; the last value, nil for 0 times.
+
+    count must be a non-negative integer. To loop over a list use `map` or `for-each`; to loop
+    while a condition holds, `while`.
+
+    (define total 0)
+    (loop 4 (set! total (+ total 5)))
+    ;; => 20
+    """,
+)
 def compile_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:
@@ -57,7 +69,16 @@ def _bindings(count: Node, scope: Scope | None, c: Compiler) -> bool:
     )
 
 
-@CORE_FORMS.special_form("while")
+@CORE_FORMS.special_form(
+    "while",
+    signature="(while test body...)",
+    doc="""Evaluate body again and again while test is true; the last body value (nil if none ran).
+
+    (define n 1)
+    (while (< n 100) (set! n (* n 2)))
+    ;; => 128
+    """,
+)
 def compile_while(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:

@@ -17,7 +17,21 @@ if TYPE_CHECKING:
     from ..environment import Scope
 
 
-@CORE_FORMS.special_form("quasiquote", check=walk_nothing, scope=True)
+@CORE_FORMS.special_form(
+    "quasiquote",
+    check=walk_nothing,
+    scope=True,
+    signature="(quasiquote template)",
+    doc="""template as data, except its `unquote`d parts, which are evaluated.
+
+    `` `x `` is read as `(quasiquote x)`, `,e` as `(unquote e)` and `,@e` as `(unquote-splicing
+    e)`, whose list's elements are spliced in.
+
+    (define n 3)
+    `(n is ,n and ,@(list 1 2))
+    ;; => (n is 3 and 1 2)
+    """,
+)
 def compile_quasiquote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     match form.args:
         case [template]:
@@ -25,7 +39,28 @@ def compile_quasiquote(form: FunctionCallNode, scope: Scope | None, tail: bool, 
     raise FormError("quasiquote: expected (quasiquote x)", form.span)
 
 
-@CORE_FORMS.special_form("unquote", "unquote-splicing")
+@CORE_FORMS.special_form(
+    "unquote",
+    signature="(unquote expr)",
+    doc="""Inside a quasiquote, expr's value in place of the form (written `,expr`).
+
+    Outside a quasiquote it is an error.
+
+    `(1 ,(+ 1 1) 3)
+    ;; => (1 2 3)
+    """,
+)
+@CORE_FORMS.special_form(
+    "unquote-splicing",
+    signature="(unquote-splicing expr)",
+    doc="""Inside a quasiquote, the elements of expr's list spliced in place (written `,@expr`).
+
+    Outside a quasiquote it is an error.
+
+    `(0 ,@(range 1 4) 4)
+    ;; => (0 1 2 3 4)
+    """,
+)
 def compile_stray_unquote(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     raise FormError(f"{form.name}: only allowed inside a quasiquote (`)", form.span)
 

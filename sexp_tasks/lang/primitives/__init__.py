@@ -44,7 +44,7 @@ class PrimitiveSpec:
     max_args: int | None
     needs_context: bool
     higher_order: bool
-    doc: str
+    doc: str  # the summary: the docstring's first line
     exact: bool  # whether the Python code takes exactly that arity (else calls are checked first)
 
 
@@ -126,8 +126,10 @@ class PrimitiveRegistry(Mapping[str, PrimitiveSpec]):
             if not spec.exact:
                 fn = _arity_checked(spec, fn)
             kind = HigherOrderPrimitive if spec.higher_order else Primitive
+            docstring = spec.fn.__doc__ or ""
             globals_.define(
-                spec.name, kind(spec.name, fn, spec.min_args, spec.max_args, spec.doc, spec.signatures)
+                spec.name,
+                kind(spec.name, fn, spec.min_args, spec.max_args, spec.doc, spec.signatures, docstring),
             )
 
     def __getitem__(self, name: str) -> PrimitiveSpec:

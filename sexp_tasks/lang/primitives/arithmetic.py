@@ -31,7 +31,16 @@ def _not_numbers(name: str, args: tuple[Value, ...]) -> TypeError_:
 
 @CORE_PRIMITIVES.primitive("+", signature="(+ x...)")
 def add(*args: Value) -> Value:
-    """Sum of the arguments; 0 for none."""
+    """Sum of the arguments; 0 for none.
+
+    Integers stay exact however large; a float among them makes the sum a float. true and false
+    count as 1 and 0, as in Python.
+
+    (+ 1 2 3)
+    ;; => 6
+    (+ 1 2.5)
+    ;; => 3.5
+    """
     if len(args) == 2:
         a, b = args
         if type(a) is int and type(b) is int:
@@ -46,7 +55,13 @@ def add(*args: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("-", signature="(- x y...)")
 def subtract(first: Value, *rest: Value) -> Value:
-    """Negate one argument, or subtract the rest from the first."""
+    """Negate one argument, or subtract the rest from the first.
+
+    (- 10 3 2)
+    ;; => 5
+    (- 4)
+    ;; => -4
+    """
     if len(rest) == 1:
         b = rest[0]
         if type(first) is int and type(b) is int:
@@ -62,7 +77,11 @@ def subtract(first: Value, *rest: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("*", signature="(* x...)")
 def multiply(*args: Value) -> Value:
-    """Product of the arguments; 1 for none."""
+    """Product of the arguments; 1 for none.
+
+    (* 2 3 4)
+    ;; => 24
+    """
     if not _numbers(args):
         raise _not_numbers("*", args)
     product: Number = 1
@@ -73,7 +92,16 @@ def multiply(*args: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("/", signature="(/ x y...)")
 def divide(first: Value, *rest: Value) -> Value:
-    """True division; (/ x) is 1/x."""
+    """True division; (/ x) is 1/x.
+
+    The result is a float even for integers that divide evenly (use `//` for floor division);
+    dividing by zero is an error.
+
+    (/ 7 2)
+    ;; => 3.5
+    (/ 4)
+    ;; => 0.25
+    """
     if not (isinstance(first, _NUMBER) and _numbers(rest)):
         raise _not_numbers("/", (first, *rest))
     quotient: Number = first
@@ -89,7 +117,13 @@ def divide(first: Value, *rest: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("//", signature="(// a b)")
 def floor_divide(a: Value, b: Value) -> Value:
-    """Floor division, as Python's //."""
+    """Floor division, as Python's //.
+
+    (// 7 2)
+    ;; => 3
+    (// -7 2)
+    ;; => -4
+    """
     if not (isinstance(a, _NUMBER) and isinstance(b, _NUMBER)):
         raise _not_numbers("//", (a, b))
     if b == 0:
@@ -99,7 +133,13 @@ def floor_divide(a: Value, b: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("mod", signature="(mod a b)")
 def modulo(a: Value, b: Value) -> Value:
-    """Remainder with the sign of the divisor, as Python's %."""
+    """Remainder with the sign of the divisor, as Python's %.
+
+    (mod 7 3)
+    ;; => 1
+    (mod -7 3)
+    ;; => 2
+    """
     if not (isinstance(a, _NUMBER) and isinstance(b, _NUMBER)):
         raise _not_numbers("mod", (a, b))
     if b == 0:
@@ -109,7 +149,11 @@ def modulo(a: Value, b: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("abs", signature="(abs x)")
 def absolute(x: Value) -> Value:
-    """Absolute value."""
+    """Absolute value.
+
+    (abs -3.5)
+    ;; => 3.5
+    """
     if not isinstance(x, _NUMBER):
         raise _not_numbers("abs", (x,))
     return abs(x)
@@ -117,7 +161,11 @@ def absolute(x: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("min", signature="(min x y...)")
 def minimum(first: Value, *rest: Value) -> Value:
-    """Smallest argument."""
+    """Smallest argument.
+
+    (min 3 1 2)
+    ;; => 1
+    """
     if not (isinstance(first, _NUMBER) and _numbers(rest)):
         raise _not_numbers("min", (first, *rest))
     return min(first, *rest) if rest else first
@@ -125,7 +173,11 @@ def minimum(first: Value, *rest: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("max", signature="(max x y...)")
 def maximum(first: Value, *rest: Value) -> Value:
-    """Largest argument."""
+    """Largest argument.
+
+    (max 3 1 2)
+    ;; => 3
+    """
     if not (isinstance(first, _NUMBER) and _numbers(rest)):
         raise _not_numbers("max", (first, *rest))
     return max(first, *rest) if rest else first
@@ -133,7 +185,15 @@ def maximum(first: Value, *rest: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("round", signature="(round x [digits])")
 def round_number(x: Value, digits: Value = None) -> Value:
-    """Round as Python does (halves to even); (round x n) keeps n digits."""
+    """Round as Python does (halves to even); (round x n) keeps n digits.
+
+    Without digits the result is an integer.
+
+    (round 2.5)
+    ;; => 2
+    (round 3.14159 2)
+    ;; => 3.14
+    """
     if not (isinstance(x, _NUMBER) and (digits is None or isinstance(digits, _NUMBER))):
         raise _not_numbers("round", (x,) if digits is None else (x, digits))
     if digits is not None and not isinstance(digits, int):  # a count of digits (booleans count)
@@ -164,13 +224,27 @@ def _ordered(name: str, args: tuple[Value, ...]) -> None:
 
 @CORE_PRIMITIVES.primitive("=", signature="(= x y...)")
 def equal_numbers(first: Value, *rest: Value) -> bool:
-    """Whether all arguments are equal (1 and 1.0 are)."""
+    """Whether all arguments are equal (1 and 1.0 are).
+
+    (= 1 1.0 1)
+    ;; => true
+    (= "a" "b")
+    ;; => false
+    """
     return all(first == other for other in rest)
 
 
 @CORE_PRIMITIVES.primitive("<", signature="(< x y...)")
 def less(first: Value, *rest: Value) -> bool:
-    """Whether the arguments strictly increase."""
+    """Whether the arguments strictly increase.
+
+    Numbers compare with numbers and strings with strings.
+
+    (< 1 2 3)
+    ;; => true
+    (< "apple" "banana")
+    ;; => true
+    """
     if len(rest) == 1:
         b = rest[0]
         if type(first) is int and type(b) is int:
@@ -181,20 +255,32 @@ def less(first: Value, *rest: Value) -> bool:
 
 @CORE_PRIMITIVES.primitive(">", signature="(> x y...)")
 def greater(first: Value, *rest: Value) -> bool:
-    """Whether the arguments strictly decrease."""
+    """Whether the arguments strictly decrease.
+
+    (> 3 2 2)
+    ;; => false
+    """
     _ordered(">", (first, *rest))
     return _compare(">", (first, *rest), lambda a, b: a > b)
 
 
 @CORE_PRIMITIVES.primitive("<=", signature="(<= x y...)")
 def less_equal(first: Value, *rest: Value) -> bool:
-    """Whether the arguments never decrease."""
+    """Whether the arguments never decrease.
+
+    (<= 1 2 2)
+    ;; => true
+    """
     _ordered("<=", (first, *rest))
     return _compare("<=", (first, *rest), lambda a, b: a <= b)
 
 
 @CORE_PRIMITIVES.primitive(">=", signature="(>= x y...)")
 def greater_equal(first: Value, *rest: Value) -> bool:
-    """Whether the arguments never increase."""
+    """Whether the arguments never increase.
+
+    (>= 3 3 1)
+    ;; => true
+    """
     _ordered(">=", (first, *rest))
     return _compare(">=", (first, *rest), lambda a, b: a >= b)

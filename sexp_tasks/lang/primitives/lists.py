@@ -35,37 +35,69 @@ def _index(name: str, value: Value) -> int:
 
 @CORE_PRIMITIVES.primitive("list", signature="(list x...)")
 def make_list(*items: Value) -> list[Value]:
-    """A list of the arguments."""
+    """A list of the arguments.
+
+    (list 1 "two" 'three)
+    ;; => (1 "two" three)
+    """
     return list(items)
 
 
 @CORE_PRIMITIVES.primitive("cons", signature="(cons x xs)")
 def cons(item: Value, rest: Value) -> list[Value]:
-    """A new list: item followed by the elements of rest."""
+    """A new list: item followed by the elements of rest.
+
+    (cons 0 (list 1 2))
+    ;; => (0 1 2)
+    (cons 1 nil)
+    ;; => (1)
+    """
     return [item, *as_list("cons", rest, "second")]
 
 
 @CORE_PRIMITIVES.primitive("first", signature="(first xs)")
 def first(seq: Value) -> Value:
-    """The first element; nil for nil or ()."""
+    """The first element; nil for nil or ().
+
+    (first (list "a" "b"))
+    ;; => "a"
+    (first '())
+    ;; => nil
+    """
     return _first("first", seq)
 
 
 @CORE_PRIMITIVES.primitive("car", signature="(car xs)")
 def car(seq: Value) -> Value:
-    """The first element; nil for nil or ()."""
+    """The first element; nil for nil or ().
+
+    The traditional name of `first`.
+
+    (car (list 1 2))
+    ;; => 1
+    """
     return _first("car", seq)
 
 
 @CORE_PRIMITIVES.primitive("rest", signature="(rest xs)")
 def rest(seq: Value) -> list[Value]:
-    """Every element but the first; () for nil or ()."""
+    """Every element but the first; () for nil or ().
+
+    (rest (list 1 2 3))
+    ;; => (2 3)
+    """
     return as_list("rest", seq)[1:]
 
 
 @CORE_PRIMITIVES.primitive("cdr", signature="(cdr xs)")
 def cdr(seq: Value) -> list[Value]:
-    """Every element but the first; () for nil or ()."""
+    """Every element but the first; () for nil or ().
+
+    The traditional name of `rest`.
+
+    (cdr (list 1 2 3))
+    ;; => (2 3)
+    """
     return as_list("cdr", seq)[1:]
 
 
@@ -76,7 +108,15 @@ def _first(name: str, seq: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("nth", signature="(nth xs i)")
 def nth(seq: Value, index: Value) -> Value:
-    """Element `index` (from 0) of a list or string; an error when out of range."""
+    """Element `index` (from 0) of a list or string; an error when out of range.
+
+    Use `get` for a default instead of an error.
+
+    (nth (list "a" "b" "c") 1)
+    ;; => "b"
+    (nth "hello" 0)
+    ;; => "h"
+    """
     i = _index("nth", index)
     items = seq if isinstance(seq, str) else as_list("nth", seq)
     if not 0 <= i < len(items):
@@ -86,7 +126,13 @@ def nth(seq: Value, index: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("length", signature="(length x)")
 def length(seq: Value) -> int:
-    """Length of a string, list or dict; 0 for nil."""
+    """Length of a string, list or dict; 0 for nil.
+
+    (length "hello")
+    ;; => 5
+    (length (dict "a" 1))
+    ;; => 1
+    """
     if seq is None:
         return 0
     if isinstance(seq, (str, list, dict)):
@@ -96,7 +142,11 @@ def length(seq: Value) -> int:
 
 @CORE_PRIMITIVES.primitive("append", signature="(append xs...)")
 def append(*seqs: Value) -> list[Value]:
-    """One list of the elements of every argument, in order."""
+    """One list of the elements of every argument, in order.
+
+    (append (list 1 2) (list 3) '())
+    ;; => (1 2 3)
+    """
     result: list[Value] = []
     for seq in seqs:
         result.extend(as_list("append", seq))
@@ -105,7 +155,13 @@ def append(*seqs: Value) -> list[Value]:
 
 @CORE_PRIMITIVES.primitive("reverse", signature="(reverse xs)")
 def reverse(seq: Value) -> Value:
-    """The elements (or characters) in reverse order."""
+    """The elements (or characters) in reverse order.
+
+    (reverse (list 1 2 3))
+    ;; => (3 2 1)
+    (reverse "abc")
+    ;; => "cba"
+    """
     if isinstance(seq, str):
         return seq[::-1]
     return as_list("reverse", seq)[::-1]
@@ -113,7 +169,13 @@ def reverse(seq: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("range", signature=("(range n)", "(range a b [step])"))
 def range_(start: Value, stop: Value | EllipsisType = ..., step: Value = 1) -> list[int]:
-    """(range n) is 0..n-1; (range a b [step]) as Python's range."""
+    """(range n) is 0..n-1; (range a b [step]) as Python's range.
+
+    (range 4)
+    ;; => (0 1 2 3)
+    (range 10 0 -3)
+    ;; => (10 7 4 1)
+    """
     if stop is ...:
         return list(range(_range_bound(start)))
     low, high, by = _range_bound(start), _range_bound(stop), _range_bound(step)
@@ -130,7 +192,16 @@ def _range_bound(value: Value) -> int:
 
 @CORE_PRIMITIVES.primitive("map", signature="(map f xs ys...)")
 def map_(depth: int, fn: Value, seq: Value, *more: Value) -> list[Value]:
-    """(f x) for each element; with several lists, (f x y ...) up to the shortest."""
+    """(f x) for each element; with several lists, (f x y ...) up to the shortest.
+
+    f may be a procedure or a task (a task gets only as many arguments as it declares inputs).
+    The calls run one after the other; `pmap` runs them at once.
+
+    (map inc (list 1 2 3))
+    ;; => (2 3 4)
+    (map + (list 1 2) (list 10 20 30))
+    ;; => (11 22)
+    """
     items = as_list("map", seq, "second")
     if more:
         lists = [items, *(as_list("map", s) for s in more)]
@@ -143,7 +214,11 @@ def map_(depth: int, fn: Value, seq: Value, *more: Value) -> list[Value]:
 
 @CORE_PRIMITIVES.primitive("filter", signature="(filter pred xs)")
 def filter_(depth: int, pred: Value, seq: Value) -> list[Value]:
-    """The elements for which (pred x) is true."""
+    """The elements for which (pred x) is true.
+
+    (filter odd? (range 6))
+    ;; => (1 3 5)
+    """
     items = as_list("filter", seq, "second")
     if type(pred) is Closure:
         callee_depth = depth + 1
@@ -153,7 +228,16 @@ def filter_(depth: int, pred: Value, seq: Value) -> list[Value]:
 
 @CORE_PRIMITIVES.primitive("reduce", signature=("(reduce f init xs)", "(reduce f xs)"))
 def reduce_(depth: int, fn: Value, init_or_seq: Value, seq: Value | EllipsisType = ...) -> Value:
-    """(reduce f init xs) or (reduce f xs): fold left, calling (f acc x)."""
+    """(reduce f init xs) or (reduce f xs): fold left, calling (f acc x).
+
+    acc starts as init (or the first element) and becomes each call's value; init is the value
+    for an empty list (without init, an empty list is an error).
+
+    (reduce + 0 (list 1 2 3))
+    ;; => 6
+    (reduce (lambda (acc x) (string-append acc "," x)) (list "a" "b" "c"))
+    ;; => "a,b,c"
+    """
     if seq is ...:
         items = as_list("reduce", init_or_seq)
         if not items:
@@ -174,14 +258,28 @@ def reduce_(depth: int, fn: Value, init_or_seq: Value, seq: Value | EllipsisType
 
 @CORE_PRIMITIVES.primitive("for-each", signature="(for-each f xs)")
 def for_each(depth: int, fn: Value, seq: Value) -> None:
-    """Call (f x) for each element for its effect; nil."""
+    """Call (f x) for each element for its effect; nil.
+
+    (define seen '())
+    (for-each (lambda (x) (set! seen (cons x seen))) (list 1 2 3))
+    seen
+    ;; => (3 2 1)
+    """
     for x in as_list("for-each", seq, "second"):
         apply_procedure(fn, passed_arguments(fn, [x]), depth)
 
 
 @CORE_PRIMITIVES.primitive("apply", signature="(apply f [arg... xs])")
 def apply_(depth: int, fn: Value, *args: Value) -> Value:
-    """(apply f xs) or (apply f a b xs): call f with the spread arguments."""
+    """(apply f xs) or (apply f a b xs): call f with the spread arguments.
+
+    The last argument is a list whose elements become the last arguments.
+
+    (apply + (list 1 2 3))
+    ;; => 6
+    (apply max 10 (list 3 42))
+    ;; => 42
+    """
     if not args:
         return apply_procedure(fn, [], depth)
     return apply_procedure(fn, [*args[:-1], *as_list("apply", args[-1], "last")], depth)
@@ -189,7 +287,15 @@ def apply_(depth: int, fn: Value, *args: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("sort", signature="(sort xs [key-fn])")
 def sort(depth: int, seq: Value, key: Value = None) -> list[Value]:
-    """Elements in ascending order (stable); (sort xs key-fn) orders by (key-fn x)."""
+    """Elements in ascending order (stable); (sort xs key-fn) orders by (key-fn x).
+
+    Numbers sort with numbers and strings with strings; mixing them is an error.
+
+    (sort (list 3 1 2))
+    ;; => (1 2 3)
+    (sort (list "pear" "fig" "apple") length)
+    ;; => ("fig" "pear" "apple")
+    """
     items = as_list("sort", seq)
     keys = items if key is None else [apply_procedure(key, [x], depth) for x in items]
     key_of: Callable[[int], Any] = keys.__getitem__  # values order themselves, or TypeError below

@@ -23,7 +23,13 @@ FIRST_SLICE_SECONDS = 0.25  # a regex call runs this long before the thread can 
 
 @CORE_PRIMITIVES.primitive("json-parse", signature="(json-parse text)")
 def json_parse(text: Value) -> Value:
-    """The value of a JSON text: null is nil, [] the empty list, objects dicts."""
+    r"""The value of a JSON text: null is nil, [] the empty list, objects dicts.
+
+    Invalid JSON is an error. With `json-dump`, JSON round-trips exactly.
+
+    (json-parse "{\"a\": [1, null, true]}")
+    ;; => {"a" (1 nil true)}
+    """
     try:
         value: Value = parse_json_text(as_string("json-parse", text))  # JSON data are values
         return value
@@ -35,7 +41,13 @@ def json_parse(text: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("json-dump", signature="(json-dump x [indent])")
 def json_dump(value: Value, indent: Value = None) -> str:
-    """JSON text for value; (json-dump v 2) indents."""
+    r"""JSON text for value; (json-dump v 2) indents.
+
+    nil is null, symbols are "name" and keywords ":name".
+
+    (json-dump (dict "a" (list 1 nil)))
+    ;; => "{\"a\": [1, null]}"
+    """
     if indent is not None and type(indent) is not int:
         raise TypeError_(f"json-dump: indent must be an integer, got {to_repr(indent)}")
     return to_json(value, indent)
@@ -43,13 +55,25 @@ def json_dump(value: Value, indent: Value = None) -> str:
 
 @CORE_PRIMITIVES.primitive("string->number", signature="(string->number s)")
 def string_to_number(text: Value) -> Value:
-    """The number text spells, or nil."""
+    """The number text spells, or nil.
+
+    (string->number " 42 ")
+    ;; => 42
+    (string->number "4.5e1")
+    ;; => 45.0
+    (string->number "many")
+    ;; => nil
+    """
     return parse_number(as_string("string->number", text).strip())
 
 
 @CORE_PRIMITIVES.primitive("number->string", signature="(number->string n)")
 def number_to_string(number: Value) -> str:
-    """The number as the printer writes it."""
+    """The number as the printer writes it.
+
+    (number->string 3.0)
+    ;; => "3.0"
+    """
     if not isinstance(number, (int, float)) or isinstance(number, bool):
         raise TypeError_(f"number->string: expected a number, got {to_repr(number)} ({type_name(number)})")
     return display(number)
@@ -83,7 +107,15 @@ def _interruptible(operation: Callable[..., T], *args: str) -> T:
 
 @CORE_PRIMITIVES.primitive("regex-match", signature="(regex-match pattern s)")
 def regex_match(pattern: Value, text: Value) -> Value:
-    """Search text: the list of the whole match and its groups, or nil."""
+    r"""Search text: the list of the whole match and its groups, or nil.
+
+    Patterns are Python `re` syntax; the pattern comes first.
+
+    (regex-match "(\\w+)@(\\w+)" "mail ada@example now")
+    ;; => ("ada@example" "ada" "example")
+    (regex-match "[0-9]" "none")
+    ;; => nil
+    """
     compiled = _compile("regex-match", pattern)
     match = _interruptible(compiled.search, as_string("regex-match", text))
     if match is None:
@@ -93,7 +125,13 @@ def regex_match(pattern: Value, text: Value) -> Value:
 
 @CORE_PRIMITIVES.primitive("regex-find-all", signature="(regex-find-all pattern s)")
 def regex_find_all(pattern: Value, text: Value) -> list[Value]:
-    """Every match in text (with groups, each match is the list of its groups)."""
+    r"""Every match in text (with groups, each match is the list of its groups).
+
+    (regex-find-all "[0-9]+" "a1 b22 c333")
+    ;; => ("1" "22" "333")
+    (regex-find-all "(\\w)=(\\d)" "a=1 b=2")
+    ;; => (("a" "1") ("b" "2"))
+    """
     compiled = _compile("regex-find-all", pattern)
     found = _interruptible(compiled.findall, as_string("regex-find-all", text))
     return [list(m) if isinstance(m, tuple) else m for m in found]
@@ -101,7 +139,11 @@ def regex_find_all(pattern: Value, text: Value) -> list[Value]:
 
 @CORE_PRIMITIVES.primitive("regex-replace", signature="(regex-replace pattern s replacement)")
 def regex_replace(pattern: Value, text: Value, replacement: Value) -> str:
-    """text with every match replaced (\\1 refers to a group)."""
+    r"""text with every match replaced (\1 refers to a group).
+
+    (regex-replace "(\\w+)@" "ada@example" "<\\1> at ")
+    ;; => "<ada> at example"
+    """
     compiled = _compile("regex-replace", pattern)
     template = as_string("regex-replace", replacement)
     try:

@@ -15,6 +15,7 @@ from ...lang.primitives import PrimitiveRegistry
 from ...resources import data_dir
 from ..runner import TaskSystem
 from ..task_services import TaskServices
+from ..template_docs import template_docs
 
 TASK_FORMS = FormRegistry()
 TASK_PRIMITIVES = PrimitiveRegistry()
@@ -36,7 +37,8 @@ def install(system: TaskSystem, core: Interpreter, ctx: TaskServices | None) -> 
     among the reserved names), its primitives (bound in the globals, given ctx), the task procedures
     written in the language (stdlib/tasks.sexp, loops.sexp, in the prelude); the forms find system
     through the compiler, and a name nothing else binds may be a task template (SPEC §2.5:
-    templates come last). ctx None: a program that is only checked, never run."""
+    templates come last), and documents the templates (help, `sexp doc`). ctx None: a program
+    that is only checked, never run."""
     core.compiler.add_forms(TASK_FORMS)
     TASK_PRIMITIVES.install(core.globals, ctx)
     core.compiler.extend(system)
@@ -44,3 +46,4 @@ def install(system: TaskSystem, core: Interpreter, ctx: TaskServices | None) -> 
     core.prelude.add_file(data_dir("stdlib") / "loops.sexp")
     core.globals.resolvers.append(system.task)
     core.globals.name_sources.append(lambda: system.library.templates)
+    core.documentation.sources.append(lambda: template_docs(system.library.templates))

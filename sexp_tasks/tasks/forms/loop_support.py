@@ -34,13 +34,25 @@ def evaluation_succeeded(value: Any) -> bool:
 
 @TASK_PRIMITIVES.primitive("task?", signature="(task? x)")
 def is_task(x: Any) -> bool:
-    """True for tasks (a template's name, a defatom), false for other procedures."""
+    """True for tasks (a template's name, a defatom), false for other procedures.
+
+    (defatom echo (params text) (instructions "Repeat {{text}}"))
+    (task? echo)
+    ;; => true
+    (task? map)
+    ;; => false
+    """
     return isinstance(x, Task)
 
 
 @TASK_PRIMITIVES.primitive("task-inputs", signature="(task-inputs task)")
 def task_inputs(task: Any) -> list[str]:
-    """The names of a task's declared inputs, in order."""
+    """The names of a task's declared inputs, in order.
+
+    (defatom translate (params text (language string)) (instructions "Translate {{text}} to {{language}}"))
+    (task-inputs translate)
+    ;; => ("text" "language")
+    """
     if not isinstance(task, Task):
         raise TypeError_(f"task-inputs: expected a task, got {to_repr(task)} ({type_name(task)})")
     return [spec.name for spec in task.template.inputs]
@@ -48,13 +60,28 @@ def task_inputs(task: Any) -> list[str]:
 
 @TASK_PRIMITIVES.primitive("script-result?", signature="(script-result? x)")
 def is_script_result(x: Any) -> bool:
-    """True for the result of system:run_script."""
+    """True for the result of system:run_script.
+
+    (script-result? (system:run_script (command "true")))
+    ;; => true
+    (script-result? "output")
+    ;; => false
+    """
     return isinstance(x, ScriptResult)
 
 
 @TASK_PRIMITIVES.primitive("evaluation-success?", signature="(evaluation-success? x)")
 def evaluation_success(x: Any) -> bool:
-    """Whether an evaluation succeeded, as the loops' default controller decides."""
+    """Whether an evaluation succeeded, as the loops' default controller decides.
+
+    A TaskResult succeeded when its notes or parsed content say `success: true`, a script result
+    when it exited 0; any other value when it is true.
+
+    (evaluation-success? (system:run_script (command "false")))
+    ;; => false
+    (evaluation-success? "looks good")
+    ;; => true
+    """
     return evaluation_succeeded(x)
 
 
@@ -76,7 +103,15 @@ def phase_failure(result: TaskResult, loop: str, phase: str, iteration: int) -> 
 @TASK_PRIMITIVES.primitive("phase-failure", signature="(phase-failure result loop phase iteration)")
 def phase_failure_(result: Any, loop: Any, phase: Any, iteration: Any) -> TaskResult:
     """(phase-failure r loop phase i): the FAILED result r, saying that it ended `loop` in `phase` of
-    iteration i; the value a loop written in the language (refine) stops with."""
+    iteration i; the value a loop written in the language (refine) stops with.
+
+    The result's error message starts with "<loop>: <phase> failed in iteration <i>: ".
+
+    (defatom count-to (params (n integer)) (instructions "Count to {{n}}") (model "mock/demo"))
+    (define failed (count-to :n "ten"))
+    (get-in (phase-failure failed "my-loop" "director" 2) (list "error" "message"))
+    ;; => "my-loop: director failed in iteration 2: task 'count-to': input 'n' must be integer, got string"
+    """
     if not failed_result(result):
         raise TypeError_(f"phase-failure: expected a FAILED task result, got {to_repr(result)}")
     return phase_failure(result, str(loop), str(phase), iteration)

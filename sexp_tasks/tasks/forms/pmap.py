@@ -45,7 +45,15 @@ RunElement = Callable[[int], Value]  # runs element i, giving its value or its F
 
 @TASK_PRIMITIVES.primitive("pmap", signature="(pmap f xs [:concurrency n])")
 def pmap(ctx: TaskServices, depth: int, fn: Any, seq: Any, *options: Any) -> list[Any]:
-    """(f x) for each element on up to n threads (`:concurrency n`, default from config), in order."""
+    """(f x) for each element on up to n threads (`:concurrency n`, default from config), in order.
+
+    The results keep the order of xs. An element whose call raises or fails gives a FAILED
+    TaskResult in its place; the others go on. f is a procedure or a task; each task call keeps
+    its own budgets, and `max_cost_usd` holds across all of them.
+
+    (pmap (lambda (x) (* x x)) (list 1 2 3) :concurrency 2)
+    ;; => (1 4 9)
+    """
     if not isinstance(fn, Procedure):
         raise TypeError_(f"pmap: expected a procedure or task, got {to_repr(fn)} ({type_name(fn)})")
     items = as_list("pmap", seq, "second")

@@ -35,7 +35,28 @@ PARAMETERS = ("command", "args", "timeout", "cwd", "input", "env", "shell")
 USAGE = f'({NAME} (command "...") [(args (list ...))] [(timeout s)] [(cwd "dir")] [(input "...")] ...)'
 
 
-@TASK_FORMS.special_form(NAME, check=walk_all_clauses)
+@TASK_FORMS.special_form(
+    NAME,
+    check=walk_all_clauses,
+    signature=(
+        '(system:run_script (command "cmd") [(args (list ...))] [(timeout s)] [(cwd "dir")]'
+        ' [(input "text")] [(env (dict ...))] [(shell true)])'
+    ),
+    doc="""Run a command and give its result: content and `stdout`, `stderr` and `exitCode` fields.
+
+    A string command is split as a shell would split it but not run through a shell, unless
+    `(shell true)`; `args` adds arguments, `input` is its standard input, `cwd` a directory in
+    the workspace, `env` variables added to a scrubbed environment (no API keys). A non-zero
+    exit is still COMPLETE: the program decides. A timeout (default 60 s, `script_timeout`)
+    kills its process group and gives a FAILED result with the partial output. Parameters may
+    also be written `:command "cmd"`.
+
+    (get-field (system:run_script (command "echo hello")) "stdout")
+    ;; => "hello\\n"
+    (get-field (system:run_script (command "false")) "exitCode")
+    ;; => 1
+    """,
+)
 def compile_run_script(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     codes = {name: c.compile(node, scope) for name, node in _parameters(form).items()}
     system = c.extension(TaskSystem)

@@ -26,7 +26,21 @@ def check_sequential(checker: Checker, form: FunctionCallNode, local: frozenset[
     checker.walk(args, local)
 
 
-@TASK_FORMS.special_form("sequential", check=check_sequential)
+@TASK_FORMS.special_form(
+    "sequential",
+    check=check_sequential,
+    signature="(sequential [(context (setting value)...)] step...)",
+    doc="""Run the steps in order, each task step seeing what earlier steps found; the last value.
+
+    By default the steps inherit the caller's context and accumulate data: each task step
+    receives the notes of the task results before it. `(context ...)` overrides that with
+    `inherit_context` (full, none, subset), `accumulate_data` (true, false),
+    `accumulation_format` (notes_only, full_output) and `fresh_context` (enabled, disabled).
+
+    (sequential (context (accumulate_data false)) (define a 2) (* a 21))
+    ;; => 42
+    """,
+)
 def compile_sequential(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = list(form.args)
     settings: list[tuple[str, Code]] = []

@@ -23,7 +23,31 @@ if TYPE_CHECKING:
 
 # A defatom's clauses are data (checked when it compiles); what it binds is a task, whose arity
 # is unknown before the run.
-@TASK_FORMS.special_form(DEFATOM, check=walk_nothing, defines=True)
+@TASK_FORMS.special_form(
+    DEFATOM,
+    check=walk_nothing,
+    defines=True,
+    signature=(
+        '(defatom name (params p (p type)...) (instructions "...") [(description "...")] [(system "...")]'
+        ' [(model "...")] [(subtype s)] [(output_format (type "json") (schema "object"))]'
+        " [(context (setting value)...)] [(tools name...)])"
+    ),
+    doc="""Define an atomic task inline: a template, checked as an XML one is, bound to name.
+
+    The clauses may come in any order; only `instructions` is required. `params` declares the
+    inputs, each a name or `(name type)` (string, integer, number, boolean, array, object or
+    any); every `{{name}}` in the instructions must be one. `description` defaults to
+    "Dynamically defined task: <name>". The task is called like a procedure, `(name "x")`, or by
+    input name, `(name :p "x")`; a call returns a TaskResult. The value of defatom is the name.
+
+    (defatom greet (params (who string)) (instructions "Say hello to {{who}}.") (model "mock/demo"))
+    ;; => greet
+    (task-inputs greet)
+    ;; => ("who")
+    (task-ok? (greet :who "Ada"))
+    ;; => true
+    """,
+)
 def compile_defatom(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args or not isinstance(args[0], Symbol):
@@ -48,7 +72,22 @@ def compile_defatom(form: FunctionCallNode, scope: Scope | None, tail: bool, c: 
     return store(name, define_task, scope, c, result=args[0])
 
 
-@TASK_FORMS.special_form("call-atomic-task", check=check_call_atomic_task)
+@TASK_FORMS.special_form(
+    "call-atomic-task",
+    check=check_call_atomic_task,
+    signature=("(call-atomic-task name (param expr)...)", "(call-atomic-task name :param expr...)"),
+    doc="""Call the task named by name's value (a string or symbol) with the inputs given.
+
+    The way to call a task whose name is computed; `(call-atomic-task "t" (x 1))` is `(t (x
+    1))`. Besides the declared inputs it takes the reserved parameters `model`, `files`,
+    `context`, `tools`, `subtype` and `history_config`. An unknown task name is an error naming
+    close ones.
+
+    (defatom shout (params text) (instructions "Repeat {{text}} loudly.") (model "mock/demo"))
+    (get-field (call-atomic-task (string-append "sh" "out") :text "hi") "status")
+    ;; => "COMPLETE"
+    """,
+)
 def compile_call_atomic_task(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     args = form.args
     if not args:

@@ -234,7 +234,34 @@ def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[st
     return "continue", {"input": loop_input, "feedback": said}
 
 
-@TASK_FORMS.special_form(DIRECTOR_EVALUATOR.name, check=walk_all_clauses)
+@TASK_FORMS.special_form(
+    DIRECTOR_EVALUATOR.name,
+    check=walk_all_clauses,
+    signature=(
+        "(director-evaluator-loop (max-iterations n) (initial-director-input x) (director f)"
+        " [(executor f)] (evaluator f) [(controller f)])"
+    ),
+    doc="""Plan, act and judge in rounds until the controller stops or the rounds run out.
+
+    Each iteration i (from 1): plan = `(director input i)`, out = `(executor plan i)` (out is
+    plan without an executor), feedback = `(evaluator out plan i)`, then `(controller feedback
+    plan out i)` gives `(list 'stop value)` or `(list 'continue next-input)`. The default
+    controller stops with out when the evaluation succeeded (a result whose notes or parsed
+    content say success, a script that exited 0, any other true value), else continues with
+    `{"input" input "feedback" ...}`. Phases may be procedures or tasks (a task gets only as many
+    arguments as it declares inputs). When the iterations run out the value is the last out;
+    0 iterations give nil. `*loop-config*` holds the settings during every phase call; a
+    phase's error or FAILED task result ends the loop, naming the phase and iteration.
+
+    (director-evaluator-loop
+      (max-iterations 5)
+      (initial-director-input 1)
+      (director (lambda (n i) (* n 2)))
+      (evaluator (lambda (out plan i) (> out 10)))
+      (controller (lambda (ok plan out i) (if ok (list 'stop out) (list 'continue out)))))
+    ;; => 16
+    """,
+)
 def compile_director_evaluator_loop(
     form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler
 ) -> Code:
@@ -258,7 +285,32 @@ def compile_director_evaluator_loop(
     return run
 
 
-@TASK_FORMS.special_form(ITERATIVE.name, check=walk_all_clauses)
+@TASK_FORMS.special_form(
+    ITERATIVE.name,
+    check=walk_all_clauses,
+    signature=(
+        '(iterative-loop (max-iterations n) (initial-input x) (test-command "cmd") (executor f)'
+        " (validator f) (controller f))"
+    ),
+    doc="""Act, validate with a command, and let the controller decide, in rounds.
+
+    Each iteration i (from 1): out = `(executor input i)`, check = `(validator test-command i)`
+    (typically running the command with `system:run_script`), then `(controller out check input
+    i)` gives `(list 'stop value)` or `(list 'continue next-input)`. When the iterations run out
+    the value is the last out; 0 iterations give nil. `*loop-config*` holds the settings during
+    every phase call.
+
+    (iterative-loop
+      (max-iterations 3)
+      (initial-input "draft")
+      (test-command "true")
+      (executor (lambda (text i) (string-append text "!")))
+      (validator (lambda (cmd i) (system:run_script (command cmd))))
+      (controller (lambda (out check text i)
+                    (if (= (get-field check "exitCode") 0) (list 'stop out) (list 'continue out)))))
+    ;; => "draft!"
+    """,
+)
 def compile_iterative_loop(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Compiler) -> Code:
     """out = (executor input i); val = (validator test-command i); (controller out val input i)."""
     clauses = compile_clauses(form, ITERATIVE, scope, c)
