@@ -487,7 +487,13 @@ FAKE_DOCS = {
     "take": FakeDoc(
         "take", "procedure", ("(take n xs)",), "The first n elements.", "(take 1 '(1 2))\n;; => (1)"
     ),
-    "summarize": FakeDoc("summarize", "template", ("(summarize :text value)",), "Summarise <text>."),
+    "summarize": FakeDoc(
+        "summarize",
+        "template",
+        ("(summarize :text string [:max_words integer])",),
+        "Summarise <text>.\n\nInputs:\n  text (string): the text\n  max_words (integer, optional)"
+        "\n\nModel: mock/x\nOutput: json",
+    ),
 }
 
 
@@ -509,7 +515,12 @@ def test_the_language_reference_groups_names_by_kind_with_their_docs() -> None:
     assert "```scheme\n(<= 1 2)\n;; => true\n```" in page
     # Text shows as written: no HTML, emphasis or links made of it; code spans kept.
     assert "Whether each &lt;= the next &amp; \\*so\\* on." in page
-    assert "A \\[loop\\]'s settings." in page and "Summarise &lt;text&gt;." in page
+    assert "A \\[loop\\]'s settings." in page
+    # Paragraphs stay paragraphs, a paragraph's lines stay lines, indented lines are a list.
+    assert (
+        "Summarise &lt;text&gt;.\n\nInputs:\n\n- text (string): the text\n- max\\_words (integer, optional)"
+        "\n\nModel: mock/x  \nOutput: json\n"
+    ) in page
     assert "The `then` value when test is true." in page
 
 
@@ -538,6 +549,7 @@ def test_the_language_reference_documents_every_name_sexp_doc_lists() -> None:
     docs = Runtime(Settings(), load_templates=False).docs()
     page = hook().generate("<!-- generated: language -->\n", "reference/language.md")
     assert sorted(name for name in docs if f"### `{name}` {{ #" not in page) == []
+    assert "SPEC" not in page  # a user's checkout has no SPEC to look things up in
 
 
 def test_the_cli_reference_shows_every_command_and_option() -> None:
@@ -560,6 +572,7 @@ def test_the_cli_reference_shows_every_command_and_option() -> None:
     assert {("sexp", "run"), ("sexp", "tasks", "show"), ("sexp", "config")} <= set(commands)
     assert [c for c in commands if f"## `{' '.join(c)}`" not in page] == []
     assert "usage: sexp run [-h]" in page and "&lt;model&gt;" in page
+    assert "SPEC" not in page
 
 
 # The site builds -----------------------------------------------------------------------------------

@@ -165,10 +165,33 @@ def _entry(doc: Any, anchor_id: str) -> list[str]:
     if signatures:
         lines += ["```scheme", *signatures, "```", ""]
     if doc.text:
-        lines += [escape_text(" ".join(str(doc.text).split("\n"))), ""]
+        lines += [text_markdown(str(doc.text)), ""]
     if doc.example:
         lines += ["```scheme", str(doc.example).rstrip("\n"), "```", ""]
     return lines
+
+
+def text_markdown(text: str) -> str:
+    """A doc's text as Markdown: its paragraphs (split at blank lines) as paragraphs, a
+    paragraph's lines kept as lines, and indented lines (a template's inputs) as a list."""
+    blocks: list[str] = []
+    for paragraph in text.strip("\n").split("\n\n"):
+        lines: list[str] = []
+        items: list[str] = []
+        for line in paragraph.split("\n"):
+            if line[:1].isspace() and line.strip():
+                if lines:
+                    blocks.append("  \n".join(lines))  # two spaces: a line break
+                    lines = []
+                items.append("- " + escape_text(line.strip()))
+            elif line.strip():
+                if items:
+                    blocks.append("\n".join(items))
+                    items = []
+                lines.append(escape_text(line))
+        blocks += ["  \n".join(lines)] if lines else []
+        blocks += ["\n".join(items)] if items else []
+    return "\n\n".join(blocks)
 
 
 # The command-line reference -------------------------------------------------------------------
