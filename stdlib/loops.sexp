@@ -1,4 +1,4 @@
-;;; Loops over tasks written in the DSL: refine (SPEC §2.7, §9 Loops), and its helpers. Each
+;;; Loops over tasks written in the DSL: refine, and its helpers. Each
 ;;; one's documentation is the `;;` lines right after its `(define (name ...)` line (see
 ;;; prelude.sexp); refine's first line is its signature as a call is written.
 

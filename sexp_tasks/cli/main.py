@@ -60,18 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="with --resume: resume an edited program")
 
     evaluate = commands.add_parser("eval", help="evaluate an expression and print its value")
-    evaluate.add_argument("expression")
+    evaluate.add_argument("expression", help="the program text: one or more forms")
     _program_options(evaluate)
 
     tasks = commands.add_parser("tasks", help="list, show, validate and match task templates")
     actions = tasks.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
     actions.add_parser("list", help="every template, with its description")
-    actions.add_parser("show", help="one template in full").add_argument("name")
+    actions.add_parser("show", help="one template in full").add_argument("name", help="the template's name")
     validate = actions.add_parser("validate", help="check XML template files or directories")
-    validate.add_argument("paths", nargs="+")
-    actions.add_parser("match", help="templates that fit a description").add_argument("text", nargs="+")
+    validate.add_argument("paths", nargs="+", help="XML template files or directories of them")
+    match = actions.add_parser("match", help="templates that fit a description")
+    match.add_argument("text", nargs="+", help="what the task should do")
     render = actions.add_parser("render", help="print what a call of a template would send (sends nothing)")
-    render.add_argument("name")
+    render.add_argument("name", help="the template's name")
     render.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="an input or parameter"
     )
@@ -91,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     check = commands.add_parser("check", help="check programs without running them")
-    check.add_argument("files", nargs="+", metavar="FILE")
+    check.add_argument("files", nargs="+", metavar="FILE", help="the .sexp programs to check")
     check.add_argument(
         "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
     )
@@ -100,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs = commands.add_parser("runs", help="list recent runs, newest first")
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
     trace = commands.add_parser("trace", help="show a run's tree of steps")
-    trace.add_argument("run_id", metavar="RUN_ID")
+    trace.add_argument("run_id", metavar="RUN_ID", help="the run's id, as `sexp runs` lists it")
     trace.add_argument("--full", action="store_true", help="show each model call's request and answer")
     for sub in (runs, trace):
         sub.add_argument("--json", action="store_true", help="print JSON")
