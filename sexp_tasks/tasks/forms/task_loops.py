@@ -248,8 +248,10 @@ def default_decision(feedback: Value, loop_input: Value, out: Value) -> tuple[st
     plan out i)` gives `(list 'stop value)` or `(list 'continue next-input)`. The default
     controller stops with out when the evaluation succeeded (a result whose notes or parsed
     content say success, a script that exited 0, any other true value), else continues with
-    `{"input" input "feedback" ...}`. Phases may be procedures or tasks (a task gets only as many
-    arguments as it declares inputs). When the iterations run out the value is the last out;
+    `{"input" input "feedback" ...}`. Phases are called by position: a phase that is a task takes
+    those arguments as its inputs, in declared order, as many as it declares (a director task's
+    second input receives i). For a task director that should see the evaluator's feedback, use
+    `refine`. When the iterations run out the value is the last out;
     0 iterations give nil. `*loop-config*` holds the settings during every phase call; a
     phase's error or FAILED task result ends the loop, naming the phase and iteration.
 
