@@ -158,7 +158,10 @@ def test_settings_are_the_sexp_toml_keys(project: Path) -> None:
     assert raised.value.type == "CONFIGURATION_ERROR"
     with pytest.raises(sexp_tasks.SexpError, match="max_cost_usd must be a positive number"):
         sexp_tasks.run("1", max_cost_usd=-1)
-    assert sexp_tasks.Session(max_turns=3, quiet=True).settings.max_turns == 3
+    with pytest.raises(sexp_tasks.SexpError, match="'max_turns' has the wrong type \\(str\\)"):
+        sexp_tasks.run("1", max_turns="3")
+    session = sexp_tasks.Session(max_turns=3, quiet=True, templates=".")
+    assert (session.settings.max_turns, session.settings.templates) == (3, (".",))
 
 
 def test_the_package_is_typed() -> None:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..config import SHOWN_SETTINGS, Settings, check_setting, load_settings
+from ..config import SHOWN_SETTINGS, TOML_KEYS, Settings, check_setting, check_type, load_settings
 from ..errors import SexpError, UsageError
 from ..lang.calls import apply_procedure
 from ..lang.deepstack import run_with_deep_stack
@@ -35,13 +35,24 @@ def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settin
     unknown = sorted(set(given) - set(KNOWN_SETTINGS))
     if unknown:
         raise SettingsError(f"unknown setting '{unknown[0]}'; known settings: {', '.join(KNOWN_SETTINGS)}")
-    overrides = {key: tuple(map(str, value)) if key == "templates" else value for key, value in given.items()}
+    overrides = {key: _templates(value) if key == "templates" else value for key, value in given.items()}
     try:
         for key, value in overrides.items():
+            if value is None:
+                continue  # not given
+            if key in TOML_KEYS:
+                check_type(key, list(value) if isinstance(value, tuple) else value, f"'{key}'")
             check_setting(key, value, key)  # named as the caller named it, not as the flag
         return load_settings(directory or Path.cwd(), overrides)
     except UsageError as err:
         raise SettingsError(str(err)) from None
+
+
+def _templates(value: Any) -> Any:
+    """A list of template directories as a tuple of paths (a single path is one directory)."""
+    if isinstance(value, (str, Path)):
+        return (str(value),)
+    return tuple(map(str, value)) if isinstance(value, (list, tuple)) else value
 
 
 class Session:
