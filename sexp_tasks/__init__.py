@@ -1,3 +1,27 @@
-"""sexp-tasks: a small Lisp for LLM workflows."""
+"""sexp-tasks: a small Lisp for LLM workflows.
+
+The Python API (SPEC §10.4): `run`, `run_file`, `Session`, `TaskResult` and `SexpError`, loaded
+when first used so that the command line starts without the language.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import SexpError
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .api import Session, TaskResult, run, run_file
+
+__all__ = ["Session", "SexpError", "TaskResult", "run", "run_file"]
+
+
+def __getattr__(name: str) -> Any:
+    """The API's names, imported on first use."""
+    if name in __all__:
+        from . import api  # lazy: the language, 38 ms, only for the API (cli/startup.py)
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'sexp_tasks' has no attribute {name!r}")

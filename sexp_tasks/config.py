@@ -226,6 +226,12 @@ def check_setting(key: str, value: Any, label: str) -> Any:
     return value
 
 
+def check_type(key: str, value: Any, label: str) -> None:
+    """A UsageError naming label when value has not the type sexp.toml key takes."""
+    if not isinstance(value, _TOML_TYPES[key]) or isinstance(value, bool):
+        raise UsageError(f"{label} has the wrong type ({type(value).__name__})")
+
+
 def _writable_file_path(path: Path) -> bool:
     """Whether a file could be written at path: not a directory, and below a directory (made if need be)."""
     if path.is_dir():
@@ -253,8 +259,7 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
             known = ", ".join(TOML_KEYS)
             warnings.append(f"{path.name}: unknown setting '{key}' ignored; known settings: {known}")
             continue
-        if not isinstance(value, _TOML_TYPES[key]) or isinstance(value, bool):
-            raise UsageError(f"{path.name}: '{key}' has the wrong type ({type(value).__name__})")
+        check_type(key, value, f"{path.name}: '{key}'")
         values[key] = tuple(str(v) for v in value) if isinstance(value, list) else value
         check_setting(key, values[key], f"{path.name}: '{key}'")
     return values

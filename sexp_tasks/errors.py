@@ -19,6 +19,26 @@ class SexpError(Exception):
         self.span = span
         self.details = details
 
+    @property
+    def type(self) -> str:
+        """The error's type: SYNTAX_ERROR, NAME_ERROR, USER_ERROR... (the Python API's name)."""
+        return self.error_type
+
+    @property
+    def file(self) -> str | None:
+        """The name of the file (or `<input>`-like origin) the error is in, when known."""
+        return self.span.source.name if self.span else None
+
+    @property
+    def line(self) -> int | None:
+        """The line the error is at, counting from 1, when known."""
+        return self.span.line if self.span else None
+
+    @property
+    def column(self) -> int | None:
+        """The column the error is at, counting from 1, when known."""
+        return self.span.column if self.span else None
+
     def to_value(self) -> dict[str, Any]:
         """The dict `(catch err ...)` binds: type, message, line, column and any details."""
         value: dict[str, Any] = {

@@ -43,6 +43,11 @@ def test_wheel_ships_grammar_and_stdlib(wheel: Path) -> None:
     assert "sexp_tasks/starter/tasks/summarize.xml" in names
 
 
+def test_wheel_is_typed(wheel: Path) -> None:
+    """The Python API is typed (SPEC §10.4): the wheel ships the py.typed marker."""
+    assert "sexp_tasks/py.typed" in zipfile.ZipFile(wheel).namelist()
+
+
 def test_installed_package_runs_from_its_own_data(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)

@@ -119,6 +119,12 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         "`sexp tasks`: the template loader: 3.5 ms",
         program=False,
     ),
+    "sexp_tasks.api": Lazy(
+        ("sexp_tasks",),
+        "the Python API (`sexp_tasks.run`, `Session`...), which builds a Runtime: 41 ms; every"
+        " `sexp` command imports the package first",
+        program=False,
+    ),
     "sexp_tasks.syntax.reader": Lazy(
         ("sexp_tasks.cli.main", "sexp_tasks.cli.bindings"),
         "reading --set values and the files `sexp check` checks: 1.7 ms",

@@ -1,0 +1,106 @@
+"""Values across the border: the language's values to Python's and back (SPEC §10.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SexpError, TypeError_
+from ..lang.values import Primitive, Procedure, Value
+from ..results import TaskResult as LanguageTaskResult
+from ..syntax.nodes import Keyword, Symbol
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """A task's result as Python sees it: `status` (COMPLETE, CONTINUATION or FAILED), `content`
+    (the answer's text), `parsed` (its parsed content, converted), `notes` and `error` (the
+    TaskError as a dict, None unless FAILED)."""
+
+    status: str
+    content: str
+    parsed: Any
+    notes: dict[str, Any]
+    error: dict[str, Any] | None
+
+    @property
+    def failed(self) -> bool:
+        """Whether the task failed."""
+        return self.status == "FAILED"
+
+
+def to_python(value: Value) -> Any:
+    """nil → None, lists → list, dicts → dict, a TaskResult → TaskResult; symbols and keywords
+    become their names (a keyword's with its colon); numbers, strings, booleans and procedures
+    stay as they are."""
+    if isinstance(value, list):
+        return [to_python(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_python(item) for key, item in value.items()}
+    if isinstance(value, LanguageTaskResult):
+        error = value.error.to_dict() if value.error is not None else None
+        parsed, notes = to_python(value.parsed_content), to_python(value.notes)
+        return TaskResult(value.status, value.content, parsed, notes, error)
+    if isinstance(value, Symbol):
+        return value.name
+    if isinstance(value, Keyword):
+        return ":" + value.name
+    return value
+
+
+def from_python(value: Any, name: str = "value") -> Value:
+    """A Python value as the language's: None, booleans, numbers and strings as they are, lists
+    and tuples as lists, dicts with string keys as dicts, a callable as a procedure named name."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [from_python(item, name) for item in value]
+    if isinstance(value, dict):
+        converted: dict[str, Value] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError_(f"{name}: a dict key must be a string (got {type(key).__name__})")
+            converted[key] = from_python(item, name)
+        return converted
+    if isinstance(value, Procedure):
+        return value  # a procedure the language gave
+    if callable(value):
+        return python_procedure(name, value)
+    raise TypeError_(f"{name}: a Python {type(value).__name__} has no value in the language")
+
+
+def python_procedure(name: str, fn: Callable[..., Any]) -> Primitive:
+    """fn as a procedure: trailing `:key value` pairs become its keyword arguments, the other
+    arguments its positional ones; an exception it raises is a language error (catchable with
+    `try`) whose message is the exception's."""
+
+    def call(*args: Value) -> Value:
+        positional, keywords = split_keywords(name, list(args))
+        try:
+            result = fn(*[to_python(a) for a in positional], **{k: to_python(v) for k, v in keywords.items()})
+        except SexpError:
+            raise
+        except Exception as exc:  # the Python function's own failure, the program's to handle
+            raise PythonError(f"{name}: {exc}", details={"python_type": type(exc).__name__}) from exc
+        return from_python(result, name)
+
+    doc = (getattr(fn, "__doc__", None) or f"The Python function {name}.").strip().splitlines()[0]
+    return Primitive(name, call, 0, None, doc, (f"({name} args... :key value...)",))
+
+
+def split_keywords(name: str, args: list[Value]) -> tuple[list[Value], dict[str, Value]]:
+    """The positional arguments before the first keyword, and the `:key value` pairs after it."""
+    for index, arg in enumerate(args):
+        if isinstance(arg, Keyword):
+            pairs = args[index:]
+            if len(pairs) % 2 or not all(isinstance(k, Keyword) for k in pairs[::2]):
+                raise TypeError_(f"{name}: keyword arguments come as `:key value` pairs after the others")
+            return args[:index], {k.name: v for k, v in zip(pairs[::2], pairs[1::2], strict=True)}  # type: ignore[union-attr]
+    return args, {}
+
+
+class PythonError(SexpError):
+    """A Python function bound with Session.define raised an exception."""
+
+    error_type = "PYTHON_ERROR"
