@@ -164,6 +164,18 @@ class NoModelError(SexpError):
     error_type = "CONFIGURATION_ERROR"
 
 
+class SettingsError(SexpError):
+    """A setting the Python API does not know, or a value it cannot take."""
+
+    error_type = "CONFIGURATION_ERROR"
+
+
+class PythonError(SexpError):
+    """A Python function bound with Session.define raised an exception."""
+
+    error_type = "PYTHON_ERROR"
+
+
 class OutputClosed(BaseException):
     """Standard output is closed or full: the command ends quietly (SPEC §10.1).
 

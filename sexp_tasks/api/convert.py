@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SexpError, TypeError_
+from ..errors import PythonError, SexpError, TypeError_
 from ..lang.values import Primitive, Procedure, Value
 from ..results import TaskResult as LanguageTaskResult
 from ..syntax.nodes import Keyword, Symbol
@@ -100,7 +100,3 @@ def split_keywords(name: str, args: list[Value]) -> tuple[list[Value], dict[str,
     return args, {}
 
 
-class PythonError(SexpError):
-    """A Python function bound with Session.define raised an exception."""
-
-    error_type = "PYTHON_ERROR"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..config import SHOWN_SETTINGS, TOML_KEYS, Settings, check_setting, check_type, load_settings
-from ..errors import SexpError, UsageError
+from ..errors import SettingsError, UsageError
 from ..lang.calls import apply_procedure
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.values import NamedProcedure, Procedure, Value
@@ -21,12 +21,6 @@ T = TypeVar("T")
 
 # The settings a session takes: the sexp.toml keys, the mock, cassette and quiet ones.
 KNOWN_SETTINGS = (*SHOWN_SETTINGS, "quiet")
-
-
-class SettingsError(SexpError):
-    """A setting the API does not know, or a value it cannot take."""
-
-    error_type = "CONFIGURATION_ERROR"
 
 
 def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settings:
