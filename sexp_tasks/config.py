@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .generation import GenerationError, check_generation
 from .redact import provider_key_set, scrub
 
 DEFAULT_RECURSION_LIMIT = 10_000
@@ -37,6 +38,8 @@ class Settings:
     workspace: str = "."
     max_cost_usd: float | None = None
     max_depth: int = 5  # how deep subtasks may nest
+    # sexp.toml's [generation] table: settings sent with every call, below a template's and a call's
+    generation: Mapping[str, Any] = field(default_factory=dict)
     mock_responses: str | None = None
     record: str | None = None  # a cassette to write every model call to
     replay: str | None = None  # a cassette to answer every model call from
@@ -66,6 +69,7 @@ _TOML_TYPES: dict[str, tuple[type, ...]] = {
     "workspace": (str,),
     "max_cost_usd": (float, int),
     "max_depth": (int,),
+    "generation": (dict,),
 }
 
 # The keys sexp.toml may set, in the order an unknown key's warning lists them.
@@ -260,6 +264,12 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
             warnings.append(f"{path.name}: unknown setting '{key}' ignored; known settings: {known}")
             continue
         check_type(key, value, f"{path.name}: '{key}'")
+        if key == "generation":
+            try:
+                values[key] = check_generation(value, f"{path.name}: [generation]")
+            except GenerationError as err:
+                raise UsageError(str(err)) from None
+            continue
         values[key] = tuple(str(v) for v in value) if isinstance(value, list) else value
         check_setting(key, values[key], f"{path.name}: '{key}'")
     return values

@@ -30,9 +30,9 @@ from sexp_tasks.config import Settings
 from sexp_tasks.errors import SexpError
 from sexp_tasks.lang.deepstack import run_with_deep_stack
 from sexp_tasks.lang.values import Primitive
-from sexp_tasks.progress import Progress, progress
 from sexp_tasks.results import COMPLETE, FAILED, TaskResult
 from sexp_tasks.runtime import Runtime
+from sexp_tasks.tasks.progress import Progress, progress
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO = '(defatom echo (params x) (instructions "Echo {{x}}"))'

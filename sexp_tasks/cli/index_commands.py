@@ -10,8 +10,8 @@ from ..config import load_settings
 from ..diagnostics import report, warning_line
 from ..errors import UsageError
 from ..memory import index_path
-from ..progress import progress
 from ..runs.store import Store
+from ..tasks.progress import progress
 
 EXIT_OK = 0
 

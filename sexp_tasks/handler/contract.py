@@ -53,6 +53,8 @@ class HandlerConfig:
     max_turns: int = 10
     max_tool_calls_per_turn: int = 16  # more tool calls in one model turn is RESOURCE_EXHAUSTION
     max_tokens: int | None = None  # the output limit sent with each call, when set; bounds its cost
+    # the generation settings sent with each call under their OpenAI names (SPEC §10.2)
+    generation: dict[str, Any] = field(default_factory=dict)
     max_context_window_fraction: float = 0.8
     warning_fraction: float = 0.8
     system_prompt: str = BASE_SYSTEM_PROMPT

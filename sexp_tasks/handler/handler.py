@@ -80,7 +80,9 @@ class Handler:
         self, model: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
         """The request of one model call: the conversation so far, the tools and the settings."""
-        generation = {"max_tokens": self.config.max_tokens} if self.config.max_tokens is not None else {}
+        generation = dict(self.config.generation)
+        if self.config.max_tokens is not None:
+            generation["max_tokens"] = self.config.max_tokens
         return model_request(model, messages, schemas, generation)
 
     def messages(self, prompt: TaskPrompt) -> list[dict[str, Any]]:
@@ -245,6 +247,11 @@ class Handler:
             replayed = cassette.replay(key, model)
             self.services.budget.spend(replayed)
             return replayed
+        dropped = llm.unsupported_settings(model, request["generation"])
+        if dropped:  # sent without them, said once (SPEC §10.2)
+            warning = f"{model} does not take {', '.join(dropped)}; not sent"
+            if warning not in self.warnings:
+                self.warnings.append(warning)
         reserved = self._reserve(model)
         reply: ModelReply | None = None
         c = self.config
@@ -280,7 +287,8 @@ class Handler:
         budget = self.services.budget
         estimate = 0.0
         if budget.limit is not None:
-            output = self.config.max_tokens or budget.largest_output
+            limit = self.config.max_tokens or self.config.generation.get("max_tokens")
+            output = limit or budget.largest_output
             estimate = llm.estimate_cost(model, self.context_tokens, output)
         refusal = budget.reserve(estimate)
         if refusal is not None:

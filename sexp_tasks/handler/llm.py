@@ -146,6 +146,7 @@ def complete(
     settings = {**(generation or {}), **({} if max_tokens is None else {"max_tokens": max_tokens})}
     options = litellm_arguments(model_request(model, messages, tools, settings, response_format))
     options["timeout"] = timeout
+    options["drop_params"] = True  # a setting the provider does not take is dropped, not an error
     if num_retries:  # litellm takes a slower path for any num_retries given, 0 included
         options["num_retries"] = num_retries
     if mock is not None:
@@ -169,6 +170,20 @@ def complete(
         raise _translate(litellm, exc) from None
     latency = (time.perf_counter() - started) * 1000
     return _reply(litellm, response, latency, is_mock=mock is not None)
+
+
+def unsupported_settings(model: str, keys: Any) -> list[str]:
+    """The generation settings among keys that litellm says model's provider does not take
+    (complete drops them: drop_params); [] for a mock model or when litellm cannot tell."""
+    if model.startswith("mock/") or not keys:
+        return []
+    litellm = _litellm()
+    try:
+        name, provider, _, _ = litellm.get_llm_provider(model)
+        supported = litellm.get_supported_openai_params(model=name, custom_llm_provider=provider)
+    except Exception:  # an unknown provider or model: litellm cannot tell, so nothing is said
+        return []
+    return [] if not supported else [key for key in keys if key not in supported]
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:

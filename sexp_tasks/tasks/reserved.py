@@ -1,4 +1,5 @@
-"""A task call's reserved parameters (SPEC §2.5): files, context, model, subtype, history_config, tools.
+"""A task call's reserved parameters (SPEC §2.5, §10.2): files, context, model, subtype,
+history_config, tools, generation.
 
 Read and checked before anything is rendered or sent: a bad one fails the call as
 `input_validation_failure` naming the parameter, like a bad input.
@@ -6,8 +7,10 @@ Read and checked before anything is rendered or sent: a bad one fails the call a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
+from ..generation import GenerationError, check_generation
 from ..lang.values import Value, type_name
 from .context import ContextError, parse_overrides
 from .inputs import InputError
@@ -34,6 +37,7 @@ class CallOptions:
     context: ContextSettings
     subtype: str
     history: HistoryConfig
+    generation: dict[str, Any] = field(default_factory=dict)  # the call's own settings, checked
 
 
 def read_options(template: TaskTemplate, reserved: dict[str, Value]) -> CallOptions:
@@ -55,8 +59,18 @@ def read_options(template: TaskTemplate, reserved: dict[str, Value]) -> CallOpti
         subtype = str(getattr(subtype, "name", subtype))
         if subtype not in SUBTYPES:
             raise InputError("subtype", f"subtype must be one of {', '.join(SUBTYPES)}, got {subtype!r}")
+    try:
+        generation = check_generation(reserved.get("generation"))
+    except GenerationError as err:
+        raise InputError("generation", str(err)) from None
     return CallOptions(
-        model or None, tool_names, files, context, subtype, _history(reserved.get("history_config"))
+        model or None,
+        tool_names,
+        files,
+        context,
+        subtype,
+        _history(reserved.get("history_config")),
+        generation,
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from ..config import Settings
 from ..errors import NoModelError, SexpError
+from ..generation import merge_generation
 from ..handler.contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
@@ -208,6 +209,7 @@ class TaskSystem:
                 template.limits.get("max_context_fraction", self.settings.max_context_window_fraction)
             ),
             tools=options.tools,
+            generation=merge_generation(self.settings.generation, template.generation, options.generation),
             workspace=workspace,
             script_timeout=float(self.settings.script_timeout),
         )
@@ -238,6 +240,8 @@ class TaskSystem:
                 return refused
 
             result = Handler(config, self.services()).run(prompt)  # each call reserves from the budget
+            if config.generation:  # the settings in force (SPEC §10.2)
+                result.notes["generation"] = dict(config.generation)
             if call.file_warnings:
                 result.notes["warnings"] = call.file_warnings + list(result.notes.get("warnings", ()))
             if options.subtype == "evaluator":

@@ -16,7 +16,7 @@ from ..syntax.nodes import Keyword
 from .inputs import InputError, mixed_arguments, prepare_inputs, too_many_arguments
 from .template import TaskTemplate
 
-RESERVED = ("files", "context", "model", "subtype", "history_config", "tools")
+RESERVED = ("files", "context", "model", "subtype", "history_config", "tools", "generation")
 
 # Runs a template with checked inputs and reserved parameters, called from a source position
 # (None when unknown); supplied by the Task System.

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TemplateError
+from ..generation import GenerationError, from_texts
 from ..syntax.source import Source, Span
 from ..xmltools import XmlNode, parse_template_document
 
@@ -85,6 +86,8 @@ class TaskTemplate:
     criteria: str | None = None
     tools: tuple[str, ...] = ()
     limits: dict[str, float] = field(default_factory=dict)
+    # <generation> settings (temperature, max_tokens, stop...), as sent; a call's own win per key
+    generation: dict[str, Any] = field(default_factory=dict)
     origin: str = "<builtin>"
     span: Span | None = field(default=None, compare=False)
 
@@ -180,9 +183,19 @@ def _template(node: XmlNode, source: Source, origin: str) -> TaskTemplate:
         criteria=single("criteria"),
         tools=tuple(t.text.strip() for t in tools.all("tool")) if tools else (),
         limits={k: float(v) for k, v in limits.attributes.items()} if limits else {},
+        generation=_generation(node.child("generation"), name, span),
         origin=origin,
         span=span,
     )
+
+
+def _generation(node: XmlNode | None, name: str, span: Span) -> dict[str, Any]:
+    if node is None:
+        return {}
+    try:
+        return from_texts([(c.tag, c.text) for c in node.children], f"task '{name}': <generation>")
+    except GenerationError as err:
+        raise TemplateError("VALIDATION_ERROR", str(err), span) from None
 
 
 def _boolean(text: str | None) -> bool:

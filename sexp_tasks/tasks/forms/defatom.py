@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import FormError
+from ...generation import GenerationError, check_generation
 from ...lang.printer import to_repr
 from ...lang.quoting import datum
 from ...syntax.nodes import FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol, elements
@@ -65,6 +66,8 @@ def _template(name: str, clauses: tuple[Node, ...], form: FunctionCallNode) -> T
             )
         elif key == "tools":
             values["tools"] = tuple(_word(p) for p in parts)
+        elif key == "generation":
+            values["generation"] = _generation(parts, name, clause)
         else:
             raise FormError(f"defatom {name}: unknown clause ({key} ...)", clause.span)
     if "instructions" not in values:
@@ -89,6 +92,26 @@ def _settings(parts: tuple[Node, ...] | list[Node], name: str, clause: FunctionC
             raise FormError(f'defatom {name}: expected (key "value") in ({clause.name} ...)', clause.span)
         settings[part.name] = _word(part.args[0])
     return settings
+
+
+def _generation(parts: tuple[Node, ...], name: str, clause: FunctionCallNode) -> dict[str, Any]:
+    """`(generation (temperature 0.2) (max_tokens 300) (stop "a" "b"))`, checked (SPEC §10.2)."""
+    settings: dict[str, Any] = {}
+    for part in parts:
+        if not (isinstance(part, FunctionCallNode) and part.args):
+            raise FormError(f"defatom {name}: expected (key value) in (generation ...)", clause.span)
+        given = [_value(arg) for arg in part.args]
+        settings[part.name] = given if part.name == "stop" else given[0] if len(given) == 1 else given
+    try:
+        return check_generation(settings, f"defatom {name}: (generation ...)")
+    except GenerationError as err:
+        raise FormError(str(err), clause.span) from None
+
+
+def _value(node: Node) -> Any:
+    if isinstance(node, Literal):
+        return node.value
+    return _word(node)
 
 
 def _text(name: str, key: str, parts: tuple[Node, ...], clause: FunctionCallNode) -> str:

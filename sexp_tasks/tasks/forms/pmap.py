@@ -29,9 +29,9 @@ from ...lang.primitives.lists import as_list
 from ...lang.primitives.options import ABSENT, keyword_option, positive_integer
 from ...lang.printer import to_repr
 from ...lang.values import Procedure, Value, passed_arguments, type_name
-from ...progress import Progress, progress
 from ...results import FAILED, TaskError, TaskResult
 from ...run_context import Batch, Element, run_context, within
+from ..progress import Progress, progress
 from ..task_services import TaskServices
 from . import TASK_PRIMITIVES
 

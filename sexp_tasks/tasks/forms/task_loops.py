@@ -26,11 +26,11 @@ from ...lang.printer import to_repr
 from ...lang.quoting import datum
 from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Procedure, Value, passed_arguments, type_name
-from ...progress import Progress, progress
 from ...results import TaskResult
 from ...run_context import operator_defaults
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
 from ...syntax.source import Span
+from ..progress import Progress, progress
 from ..runner import TaskSystem
 from ..task import Task
 from . import TASK_FORMS
