@@ -113,3 +113,10 @@ def test_modules_stay_small_and_named_apart() -> None:
     stems = [path.stem for path in modules]
     assert sorted({stem for stem in stems if stems.count(stem) > 1}) == []
     assert sorted(set(stems) & sys.stdlib_module_names) == []
+
+
+def test_the_package_root_holds_at_most_twelve_modules() -> None:
+    # The root holds the composition root and the few modules every stage shares; everything else
+    # lives in the folder of its stage (issue 11, ARCHITECTURE.md).
+    root = sorted(p.name for p in (ROOT / "sexp_tasks").glob("*.py"))
+    assert len(root) <= 12, root
