@@ -16,9 +16,11 @@ from .config import Settings
 from .diagnostics import log_line, warning_line
 from .errors import FileError, OutputClosed, RunError, SexpError
 from .lang.check import check_forms
+from .lang.compiler import Compiler
 from .lang.documentation import Doc
 from .lang.environment import TOP_FRAME
 from .lang.interpreter import Interpreter
+from .lang.prelude import LazyDefinitions
 from .lang.printer import to_json_value
 from .lang.values import Code, Value
 from .memory.memory_primitives import MEMORY_PRIMITIVES
@@ -76,8 +78,7 @@ class Runtime(TaskServices):
     def check(self, forms: list[Node]) -> list[SexpError]:
         """`sexp check`: every problem found in a program's forms without running them, in
         source order (the task system checks calls of tasks)."""
-        checks = TaskChecks(self.tasks.library, self.compiler.forms)
-        return check_forms(forms, self.compiler, self.library, [checks])
+        return _checker(self.compiler, self.library, self.tasks)(forms)
 
     @staticmethod
     def _execute(codes: list[Code]) -> Value:
@@ -272,13 +273,19 @@ def program_checker(
     source order. Builds only what checking reads, not a Runtime: the language core with the task
     system's forms installed, and the templates the program sees (its own tasks/ directory too),
     whose warnings go to err unless quiet."""
-    sys.set_int_max_str_digits(0)  # as a Runtime does: the program's integers read in full
     stream = err or sys.stderr
     tasks = TaskSystem(settings, lambda message: _say(stream, settings, warning_line(message)), stream)
     core = _language(settings, tasks, None)
     tasks.load_templates(program=program)
-    checks = [TaskChecks(tasks.library, core.compiler.forms)]
-    return lambda forms: check_forms(forms, core.compiler, core.prelude, checks)
+    return _checker(core.compiler, core.prelude, tasks)
+
+
+def _checker(
+    compiler: Compiler, prelude: LazyDefinitions, tasks: TaskSystem
+) -> Callable[[Sequence[Node]], list[SexpError]]:
+    """Checking in one language: its forms, its prelude, and the task system's call checks."""
+    checks = [TaskChecks(tasks.library, compiler.forms)]
+    return lambda forms: check_forms(forms, compiler, prelude, checks)
 
 
 def _language(settings: Settings, tasks: TaskSystem, ctx: TaskServices | None) -> Interpreter:

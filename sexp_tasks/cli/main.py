@@ -169,7 +169,7 @@ def _setting_options(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = build_parser().parse_args(argv)
-    sys.set_int_max_str_digits(0)  # integers have any size: --set values too (the Runtime sets it again)
+    sys.set_int_max_str_digits(0)  # integers have any size: --set values too (the language core sets it too)
     hide_credentials_from_other_processes()  # before any script could look at this process
     try:
         return _dispatch(args)
