@@ -8,7 +8,6 @@ In-process sessions against the local server (tests/llm_server.py), which record
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import re
@@ -23,7 +22,6 @@ from conftest import ROOT
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
-from sexp_tasks.handler.tool_schema import read_docstring
 
 LOOKUP = """<task name="support" type="atomic">
   <description>Answer a support question</description>
@@ -326,23 +324,37 @@ def test_an_unregistered_name_is_still_not_available(project: Path, server: LLMS
     assert "tools" not in server.requests[0].body
 
 
-def test_docstring_styles() -> None:
-    numpy = """Find orders.
+def test_the_decorator_takes_a_name_and_a_callable_object_needs_one(
+    project: Path, server: LLMServer
+) -> None:
+    s = session(project, server)
 
-    Parameters
-    ----------
-    query : str
-        Words to look for.
-    limit : int, optional
-        At most this many.
-    """
-    sphinx = """Find orders.
+    @s.tool(name="lookup_order")
+    def find(order_id: str) -> str:
+        """Find an order."""
+        return f"found {order_id}"
 
-    :param query: Words to look for.
-    :param int limit: At most this
-        many.
-    :returns: ids
-    """
-    expected = ("Find orders.", {"query": "Words to look for.", "limit": "At most this many."})
-    assert read_docstring(inspect.cleandoc(numpy)) == expected
-    assert read_docstring(inspect.cleandoc(sphinx)) == expected
+    class Finder:
+        def __call__(self, order_id: str) -> str:
+            return order_id
+
+    with pytest.raises(sexp_tasks.SexpError, match="has no __name__; give the tool a name"):
+        s.tool(Finder())
+    server.script(tool_call("lookup_order", {"order_id": "C"}), "<output>ok</output>")
+    s.call("support", question="?")
+    assert server.requests[0].body["tools"][0]["function"]["description"] == "Find an order."
+    assert tool_messages(server, 1) == ["found C"]
+
+
+def test_resuming_an_unknown_run_is_an_error(project: Path, server: LLMServer) -> None:
+    (project / "p.sexp").write_text(PROGRAM)
+    s = session(project, server, store=".sexp/runs.db")
+    with pytest.raises(sexp_tasks.SexpError, match="no run store at '.sexp/runs.db'"):
+        s.run_file("p.sexp", resume="000000000000")
+    assert s.run_id is None
+    server.script("<output>ok</output>")
+    s.run_file("p.sexp", recorded=True)
+    assert s.run_id is not None
+    with pytest.raises(sexp_tasks.SexpError, match="unknown run '000000000000'") as raised:
+        s.run_file("p.sexp", resume="000000000000")
+    assert raised.value.type == "RUN_ERROR"
