@@ -200,6 +200,8 @@ class Runtime(TaskServices):
         journal = self.tasks.journal
         if journal is not None:
             journal.store.end_run(journal.run_id, status)
+            lock, self._run_lock = self._run_lock, None
+            getattr(lock, "close", lambda: None)()  # the run is over: another session may resume it
             if status == "interrupted":
                 self._resume_hint(journal.run_id, (journal.store.run(journal.run_id) or {}).get("program"))
 

@@ -4,7 +4,9 @@ refused by the replay, loudly."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -138,3 +140,39 @@ def test_a_cassette_for_another_model_is_refused(cli: Cli, examples: Path) -> No
     arguments, cassette, _ = EXAMPLES["planner"]
     status, _, err = cli("run", *arguments, "--model", "openai/gpt-4o", "--replay", cassette)
     assert status == 1 and f"{NO_REPLY} to openai/gpt-4o" in err
+
+
+def test_embed_calls_a_workflow_with_a_python_tool(examples: Path) -> None:
+    """examples/embed.py, run as its docstring says: the model calls the Python function, and the
+    answer uses what it returned; replayed from the cassette, so no key is needed."""
+    assert "OPENAI_API_KEY" not in os.environ
+    done = subprocess.run(
+        [sys.executable, "examples/embed.py"],
+        cwd=examples.parent,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == [
+        "lookup_order('A-1042')",
+        "Your desk lamp shipped on 2025-03-03 with UPS (tracking number 1Z999AA10123456784). It should"
+        " arrive by 2025-03-07; if it has not by then, reply here and we will look into it.",
+    ]
+
+
+def test_embed_replay_refuses_a_changed_tool_result(examples: Path) -> None:
+    """The cassette holds the tool's result in the second request: another result is refused."""
+    script = examples / "embed.py"
+    script.write_text(script.read_text().replace('"UPS"', '"DHL"'))
+    done = subprocess.run(
+        [sys.executable, "examples/embed.py"],
+        cwd=examples.parent,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and NO_REPLY in done.stderr
+    assert done.stderr.startswith("error: replay: cassette") and "Traceback" not in done.stderr

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from ..config import SHOWN_SETTINGS, TOML_KEYS, Settings, check_setting, check_type, load_settings
 from ..errors import SettingsError, UsageError
+from ..handler.python_tools import python_tool
+from ..handler.tools import TOOL_SCHEMAS
 from ..lang.calls import apply_procedure
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.values import NamedProcedure, Procedure, Value
@@ -18,6 +20,7 @@ from .convert import TaskResult, from_python, to_python
 __all__ = ["Session", "TaskResult", "run", "run_file"]
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 # The settings a session takes: the sexp.toml keys, the mock, cassette and quiet ones.
 KNOWN_SETTINGS = (*SHOWN_SETTINGS, "quiet")
@@ -61,13 +64,25 @@ class Session:
     def __init__(self, _program: Path | None = None, **settings: Any) -> None:
         self.settings = api_settings(settings)
         self._runtime = Runtime(self.settings, program=_program)
+        self.run_id: str | None = None  # the last recorded run's id (run_file(recorded=True))
 
     def eval(self, text: str) -> Any:
         """Run every form of text; the last one's value, converted to Python."""
         return to_python(_deep(lambda: self._runtime.run_source(text, "<python>")))
 
-    def run_file(self, path: str | Path, inputs: dict[str, Any] | None = None) -> Any:
-        """Bind inputs (as `--set` does), run the program file at path; its last value."""
+    def run_file(
+        self,
+        path: str | Path,
+        inputs: dict[str, Any] | None = None,
+        *,
+        recorded: bool = False,
+        resume: str | None = None,
+    ) -> Any:
+        """Bind inputs (as `--set` does), run the program file at path; its last value.
+
+        recorded=True records the run in the store (as `sexp run` does; its id is then
+        `run_id`); resume=RUN_ID resumes that recorded run (as `sexp run --resume`): its
+        completed steps, model turns and tool calls (a Python tool's too) come from the store."""
         for name, value in (inputs or {}).items():
             self.define(name, value)
         target = Path(path)
@@ -75,12 +90,46 @@ class Session:
             text = target.read_text(encoding="utf-8")
         except OSError as err:
             raise SettingsError(f"cannot read {path}: {err.strerror or err}") from None
-        return to_python(_deep(lambda: self._runtime.run_file(target, text)))
+        if not recorded and resume is None:
+            return to_python(_deep(lambda: self._runtime.run_file(target, text)))
+        given = {name: from_python(value, name) for name, value in (inputs or {}).items()}
+        try:
+            return to_python(_deep(lambda: self._runtime.run_recorded(target, text, given, resume)))
+        finally:
+            journal = self._runtime.tasks.journal
+            self.run_id = journal.run_id if journal is not None else self.run_id
+            self._runtime.tasks.journal = None  # later calls are not part of that run
 
     def define(self, name: str, value: Any) -> None:
         """Bind name to a Python value, or to a callable the program can call (with `:key value`
         pairs as keyword arguments; an exception it raises is a language error)."""
         self._runtime.define(name, from_python(value, name))
+
+    @overload
+    def tool(self, fn: F, name: str | None = None) -> F: ...
+    @overload
+    def tool(self, fn: None = None, name: str | None = None) -> Callable[[F], F]: ...
+    def tool(self, fn: F | None = None, name: str | None = None) -> F | Callable[[F], F]:
+        """Offer fn to models as a tool named name (fn's __name__ by default): a template lists
+        it in `<tools>` (defatom in its `(tools ...)` clause). Usable as a decorator,
+        `@session.tool` or `@session.tool(name="...")`; returns fn.
+
+        Its JSON schema comes from the signature's type hints (str, int, float, bool, list[X],
+        dict, Literal[...], X | None; a parameter without a hint takes any JSON value) and the
+        docstring (its first paragraph describes the tool, an `Args:` section each parameter); a
+        parameter without a default is required. The model's arguments are checked against it
+        (a violation is an answer naming it, fn not called); fn's result goes back to the model
+        as text (a string as it is, anything else as JSON), an exception as
+        `error: <ExceptionType>: <message>`, and the task goes on. A recorded run journals each
+        call, so a resumed run does not call fn again. A name that is not 1 to 64 letters,
+        digits, `_` or `-`, a built-in tool's name, or a type with no JSON form is a SexpError.
+        Registering a name again replaces the tool.
+        """
+        if fn is None:
+            return lambda given: self.tool(given, name)
+        tool = python_tool(fn, name, lambda known: known in TOOL_SCHEMAS)
+        self._runtime.tasks.python_tools[tool.name] = tool
+        return fn
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Call the procedure or task bound to name: a task takes keyword arguments as its named

@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cost import CostBudget
 from .replay import Cassette, MockScript
+
+if TYPE_CHECKING:
+    from .python_tools import PythonTool
 
 BASE_SYSTEM_PROMPT = "You are a careful assistant that completes one well-defined task at a time."
 
@@ -81,4 +84,6 @@ class HandlerServices:
     record_turn: Callable[[dict[str, Any], Any, Callable[[], Any]], Any] | None = None
     # The run's cost budget: each call reserves its estimated cost before it is sent.
     budget: CostBudget = field(default_factory=CostBudget)
+    # The Python functions offered as tools (Session.tool), by name: a template lists them in <tools>.
+    python_tools: dict[str, PythonTool] = field(default_factory=dict)
 

@@ -33,7 +33,9 @@ class Handler:
         self.config = config
         self.services = services
         self.mock = services.mock
-        self.tools = ToolBox(config.tools, config.workspace, config.script_timeout, services.ask_user)
+        self.tools = ToolBox(
+            config.tools, config.workspace, config.script_timeout, services.ask_user, services.python_tools
+        )
         self.turns = 0
         self.context_tokens = 0
         self.context_limit = 0

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SexpError
 from ..process.child_processes import OUTPUT_LIMIT, run_command
 from ..process.workspace import Workspace
+
+if TYPE_CHECKING:
+    from .python_tools import PythonTool
 
 
 def _schema(name: str, description: str, **properties: str) -> dict[str, Any]:
@@ -81,7 +84,8 @@ LIST_LIMIT = 1000
 
 
 class ToolBox:
-    """Runs the tools named in the config; every failure is an answer to the model, not a crash."""
+    """Runs the tools named in the config, built-in or Python functions (python_tools, by name);
+    every failure is an answer to the model, not a crash."""
 
     def __init__(
         self,
@@ -89,8 +93,10 @@ class ToolBox:
         workspace: Path,
         script_timeout: float,
         ask_user: Callable[[str], str] | None,
+        python_tools: Mapping[str, PythonTool] | None = None,
     ) -> None:
         self.names = names
+        self.python = {name: python_tools[name] for name in names if python_tools and name in python_tools}
         self._root = workspace
         self.script_timeout = script_timeout
         self.ask_user = ask_user
@@ -104,14 +110,20 @@ class ToolBox:
         """The schemas of the offered tools, in the order the config lists them."""
         if not self.names:
             return []
-        return [TOOL_SCHEMAS[name] for name in self.names if name in TOOL_SCHEMAS]
+        return [
+            TOOL_SCHEMAS[name] if name in TOOL_SCHEMAS else self.python[name].schema
+            for name in self.names
+            if name in TOOL_SCHEMAS or name in self.python
+        ]
 
     def unknown(self) -> list[str]:
         """Names in the config this Handler has no tool for."""
-        return [name for name in self.names if name not in TOOL_SCHEMAS]
+        return [name for name in self.names if name not in TOOL_SCHEMAS and name not in self.python]
 
     def run(self, name: str, arguments: dict[str, Any]) -> str:
         """The tool's answer as text; errors come back as `error: ...`."""
+        if name in self.python:
+            return self.python[name].run(arguments)
         if name not in self.names or name not in TOOL_SCHEMAS:
             return f"error: no tool named {name!r} is available"
         try:

@@ -50,6 +50,7 @@ def make_handler_services(
         record_tool=system.record_tool,
         record_turn=system.record_turn,
         budget=system.budget,
+        python_tools=system.python_tools,  # the same dict: a tool added later is offered too
     )
 
 

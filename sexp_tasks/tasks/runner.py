@@ -16,6 +16,7 @@ from ..generation import merge_generation
 from ..handler.contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
+from ..handler.python_tools import PythonTool
 from ..lang.values import Value
 from ..resources import data_dir
 from ..results import FAILED, TaskError, TaskResult, record_verdict
@@ -74,6 +75,8 @@ class TaskSystem:
         self._warned: set[str] = set()  # task warnings already shown (each once a run)
         self._warning = threading.Lock()
         self._mock = read_mock_script(settings, warn)  # read now: a script with no replies is a usage error
+        # Python functions offered as tools (Session.tool), shared by every Handler of the run
+        self.python_tools: dict[str, PythonTool] = {}
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
@@ -271,7 +274,7 @@ class TaskSystem:
         call = self.prepare(template, inputs, reserved, run_context().operator)
         if isinstance(call, TaskResult):
             return call
-        handler = Handler(call.config, HandlerServices())
+        handler = Handler(call.config, HandlerServices(python_tools=self.python_tools))
         request = handler.request(call.prompt)
         return Rendered(request, call.file_warnings + handler.warnings)
 

@@ -1,0 +1,66 @@
+"""Python functions offered to models as tools (SPEC §10.4, `Session.tool`): the registration,
+and a call the tool loop makes: its arguments checked against the function's schema, its result
+or exception the text the model reads."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SettingsError
+from .output import argument_violations
+from .tool_schema import TOOL_NAME, function_schema
+
+
+@dataclass(frozen=True)
+class PythonTool:
+    """A Python function a template may list in `<tools>` by name, with its tool schema."""
+
+    name: str
+    fn: Callable[..., Any]
+    schema: dict[str, Any]  # the OpenAI function schema sent in the request's `tools`
+    takes_more: bool  # whether fn takes **kwargs (arguments its schema does not name)
+    nullable: frozenset[str] = frozenset()  # parameters whose default is None: a null is left out
+
+    def run(self, arguments: dict[str, Any]) -> str:
+        """The answer the model reads: the result (a string as it is, else JSON), `error: ...`
+        naming the arguments' violations (fn not called), or `error: <Type>: <message>` when
+        fn raised."""
+        arguments = {k: v for k, v in arguments.items() if v is not None or k not in self.nullable}
+        parameters = self.schema["function"]["parameters"]
+        if not self.takes_more:
+            parameters = {**parameters, "additionalProperties": False}
+        violations = argument_violations(arguments, parameters)
+        if violations:
+            return f"error: {self.name}: invalid arguments: " + "; ".join(violations)
+        try:
+            result = self.fn(**arguments)
+        except Exception as exc:  # the function's failure is an answer the model can act on
+            return f"error: {type(exc).__name__}: {exc}"
+        if isinstance(result, str):
+            return result
+        return json.dumps(result, ensure_ascii=False, default=str)
+
+
+def python_tool(fn: Any, name: str | None, builtin: Callable[[str], bool]) -> PythonTool:
+    """fn as a tool named name (fn's __name__ by default); a SettingsError for what is no callable,
+    a name models cannot call or that a built-in tool (builtin(name)) has, or a signature with no schema."""
+    if not callable(fn):
+        raise SettingsError(f"tool: expected a callable, got a {type(fn).__name__}")
+    tool_name = name if name is not None else getattr(fn, "__name__", None)
+    if not isinstance(tool_name, str):
+        raise SettingsError(f"tool: {fn!r} has no __name__; give the tool a name (name=...)")
+    if not TOOL_NAME.fullmatch(tool_name):
+        raise SettingsError(
+            f"tool: the name {tool_name!r} is not a tool name (1 to 64 letters, digits, '_' or '-')"
+        )
+    if builtin(tool_name):
+        raise SettingsError(f"tool: {tool_name!r} is the name of a built-in tool; give another (name=...)")
+    schema = function_schema(fn, tool_name)
+    parameters = inspect.signature(fn).parameters.values()
+    takes_more = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    nullable = frozenset(p.name for p in parameters if p.default is None)
+    return PythonTool(tool_name, fn, schema, takes_more, nullable)

@@ -1,0 +1,58 @@
+"""The tool schema of a Python function (sexp_tasks/handler/tool_schema.py): types beyond the
+common ones, and the NumPy and Sphinx docstring styles (tests/test_python_tools.py has the rest)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated, Any, Literal
+
+from sexp_tasks.handler.tool_schema import function_schema, read_docstring
+
+
+def test_docstring_styles() -> None:
+    numpy = """Find orders.
+
+    Parameters
+    ----------
+    query : str
+        Words to look for.
+    limit : int, optional
+        At most this many.
+    """
+    sphinx = """Find orders.
+
+    :param query: Words to look for.
+    :param int limit: At most this
+        many.
+    :returns: ids
+    """
+    expected = ("Find orders.", {"query": "Words to look for.", "limit": "At most this many."})
+    assert read_docstring(inspect.cleandoc(numpy)) == expected
+    assert read_docstring(inspect.cleandoc(sphinx)) == expected
+
+
+def test_more_types() -> None:
+    def fn(
+        scores: dict[str, float],
+        pair: tuple[int, str],
+        ids: tuple[int, ...],
+        anything: Any,
+        either: int | str,
+        noted: Annotated[str, "A note."],
+        mixed: Literal[1, "a"] = 1,
+        raw: dict | None = None,
+        **more: Any,
+    ) -> None:
+        pass
+
+    properties = function_schema(fn, "fn")["function"]["parameters"]["properties"]
+    assert properties == {
+        "scores": {"type": "object", "additionalProperties": {"type": "number"}},
+        "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+        "ids": {"type": "array", "items": {"type": "integer"}},
+        "anything": {},
+        "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "noted": {"type": "string", "description": "A note."},
+        "mixed": {"enum": [1, "a"]},
+        "raw": {"type": "object"},
+    }
