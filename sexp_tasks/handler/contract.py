@@ -27,6 +27,10 @@ class OutputSpec:
     json_schema: dict[str, Any] | None = None
     manual_xml: bool = False
     disable_reparsing: bool = False
+    # SPEC §10.2: send the JSON Schema as response_format (auto: when litellm says the model
+    # takes it), and how many repair messages may follow an answer that fails the format
+    native: str = "auto"  # auto | always | never
+    retries: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,4 +85,3 @@ class HandlerServices:
     record_turn: Callable[[dict[str, Any], Any, Callable[[], Any]], Any] | None = None
     # The run's cost budget: each call reserves its estimated cost before it is sent.
     budget: CostBudget = field(default_factory=CostBudget)
-
