@@ -533,3 +533,22 @@ def test_a_resumed_run_does_not_pay_for_a_repair_turn_twice(workspace: Path, ser
     assert len(server.requests) == 4  # the first answer and the first repair once; the second twice
     assert server.requests[3].body["messages"] == server.requests[2].body["messages"]
     assert "must be a JSON object, not an array" in server.requests[3].body["messages"][-1]["content"]
+
+
+@pytest.mark.slow
+def test_a_refused_response_format_stays_refused_on_resume(workspace: Path, server: LLMServer) -> None:
+    """A turn that fell back to prompt-only (the provider refused response_format), taken from
+    the store on resume, keeps the conversation prompt-only: the repair is not sent with it again."""
+    (workspace / "p.sexp").write_text(
+        '(defatom person (instructions "Who?")\n'
+        '  (output_format (type "json") (json_schema "{\\"type\\": \\"object\\"}") (native "always") (retries 1)))\n'
+        "(task-json (person))\n"
+    )
+    server.answer = None
+    server.refuse_response_format = True
+    server.script("[]", Scripted('{"a": 1}', delay=0.05))  # the refused call takes no scripted reply
+    err = killed_at_request(workspace, server, 3)  # 1 refused, 2 answered prompt-only, 3 the repair
+    status, out, err2 = run(workspace, server, "--resume", run_id(err), "p.sexp")
+    assert (status, out) == (0, '{"a" 1}\n'), err2
+    assert ["response_format" in r.body for r in server.requests] == [True, False, False, False]
+    assert "does not take response_format" in err2

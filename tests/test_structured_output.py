@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli
-from llm_server import LLMServer
+from llm_server import LLMServer, Scripted
 
 from sexp_tasks.handler import Handler, HandlerConfig, HandlerServices, TaskPrompt
 from sexp_tasks.handler.contract import OutputSpec
@@ -123,6 +123,29 @@ def test_a_provider_refusing_response_format_falls_back_to_the_prompt(server: LL
         "openai/test-model does not take response_format; the JSON Schema is asked for in the prompt only"
     ]
     assert result.notes["resources"]["turns"] == 2  # the refused call is not a turn of its own
+
+
+def test_a_refusal_costs_one_request_once_per_process(server: LLMServer) -> None:
+    """The call carrying response_format goes without litellm's retries (they would repeat the
+    refusal); once refused, later calls to that model and server go prompt-only at once."""
+    server.refuse_response_format = True
+    server.script(GOOD)
+    config = HandlerConfig(model="openai/test-model", api_base=server.base_url, num_retries=2)
+    prompt = TaskPrompt("person", "Who?", output=OutputSpec("json", json_schema=SCHEMA, native="always"))
+    first = Handler(config, HandlerServices()).run(prompt)
+    second = Handler(config, HandlerServices()).run(prompt)
+    assert (first.status, second.status) == (COMPLETE, COMPLETE)
+    assert ["response_format" in r.body for r in server.requests] == [True, False, False]
+    assert any("does not take response_format" in w for w in second.notes["warnings"])
+
+
+def test_another_failure_of_a_native_call_keeps_litellm_retries(server: LLMServer) -> None:
+    server.script(Scripted(status=500), Scripted(status=500), GOOD)
+    config = HandlerConfig(model="openai/test-model", api_base=server.base_url, num_retries=2)
+    prompt = TaskPrompt("person", "Who?", output=OutputSpec("json", json_schema=SCHEMA, native="always"))
+    result = Handler(config, HandlerServices()).run(prompt)
+    assert result.status == COMPLETE and result.notes["warnings"] == []
+    assert ["response_format" in r.body for r in server.requests] == [True, True, True]
 
 
 def test_the_schema_name_is_one_openai_takes() -> None:

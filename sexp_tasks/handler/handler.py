@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from ..lang.values import parse_json_text
 from ..results import COMPLETE, FAILED, TaskError, TaskResult
-from . import llm, tokens
+from . import llm, structured, tokens
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
 from .file_reader import file_block
 from .llm import ModelReply, ProviderError
 from .output import instructions, read_answer
 from .replay import fingerprint
 from .request import model_request
-from .structured import refusal_warning, refuses_response_format, repair_request, response_format
+from .structured import refusal_warning, repair_request, response_format
 from .tools import ToolBox
 
 
@@ -263,6 +264,8 @@ class Handler:
             reply = self._send(template, request, schemas)
         else:
             reply = record(request, schemas, lambda: self._send(template, request, schemas))
+            if request["response_format"] is None and self._response_format is not None:
+                self._no_response_format(request["model"], request)  # a stored turn that fell back
         self.usage["prompt_tokens"] += reply.prompt_tokens
         self.usage["completion_tokens"] += reply.completion_tokens
         self.cost_usd += reply.cost_usd
@@ -285,13 +288,10 @@ class Handler:
         reply: ModelReply | None = None
         try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
             mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
-            try:
-                reply = self._complete(request, mock)
-            except ProviderError as err:
-                if request["response_format"] is None or not refuses_response_format(err):
-                    raise
-                self._no_response_format(model, request)  # the same turn again, prompt-only
-                reply = self._complete(request, mock)
+            send = partial(self._complete, mock=mock)
+            reply, refused = structured.complete(request, self.config.api_base, self.config.num_retries, send)
+            if refused:  # the same turn went again, prompt-only (SPEC §10.2)
+                self._no_response_format(model, request)
         except ProviderError as err:
             raise _Stop(
                 TaskError("TASK_FAILURE", err.message, reason=err.kind, details={"model": model}),
@@ -304,14 +304,14 @@ class Handler:
             cassette.record(key, model, reply)
         return reply
 
-    def _complete(self, request: dict[str, Any], mock: Any) -> ModelReply:
+    def _complete(self, request: dict[str, Any], num_retries: int, mock: Any) -> ModelReply:
         c = self.config
         return llm.complete(
             request["model"],
             request["messages"],
             request["tools"],
             c.api_base,
-            c.num_retries,
+            num_retries,
             c.timeout,
             mock,
             generation=request["generation"],

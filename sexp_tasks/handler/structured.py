@@ -4,11 +4,12 @@ provider's refusal of it is recognised, and the message that asks for a repaired
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from . import llm
 from .contract import OutputSpec
-from .llm import ProviderError
+from .llm import ModelReply, ProviderError
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 # What a provider's refusal of response_format says (litellm's UnsupportedParamsError, an
@@ -38,6 +39,37 @@ def refuses_response_format(error: ProviderError) -> bool:
         return False
     message = error.message.lower()
     return any(word in message for word in _REFUSAL_WORDS)
+
+
+# (model, api_base) pairs that refused response_format in this process: later calls go without it
+# at once, rather than each paying for a refused request first.
+_refused: set[tuple[str, str | None]] = set()
+
+
+def complete(
+    request: dict[str, Any],
+    api_base: str | None,
+    num_retries: int,
+    send: Callable[[dict[str, Any], int], ModelReply],
+) -> tuple[ModelReply, bool]:
+    """send(request, num_retries)'s reply, and whether response_format was refused: then the same
+    call went again without it (the request is changed in place, so that a journaled turn keeps
+    what was really sent). A call carrying response_format is first sent without litellm's
+    retries, which would repeat a refusal; a failure that is not one is sent again with them."""
+    if request["response_format"] is None:
+        return send(request, num_retries), False
+    where = (request["model"], api_base)
+    if where not in _refused:
+        try:
+            return send(request, 0), False
+        except ProviderError as err:
+            if not refuses_response_format(err):
+                if num_retries == 0:
+                    raise
+                return send(request, num_retries - 1), False
+        _refused.add(where)
+    request["response_format"] = None
+    return send(request, num_retries), True
 
 
 def refusal_warning(model: str) -> str:
