@@ -541,7 +541,8 @@ def test_a_refused_response_format_stays_refused_on_resume(workspace: Path, serv
     the store on resume, keeps the conversation prompt-only: the repair is not sent with it again."""
     (workspace / "p.sexp").write_text(
         '(defatom person (instructions "Who?")\n'
-        '  (output_format (type "json") (json_schema "{\\"type\\": \\"object\\"}") (native "always") (retries 1)))\n'
+        '  (output_format (type "json") (json_schema "{\\"type\\": \\"object\\"}")\n'
+        '                 (native "always") (retries 1)))\n'
         "(task-json (person))\n"
     )
     server.answer = None
