@@ -304,3 +304,11 @@ def test_defatom_bad_output_format_values_are_errors(
     code, _, err = cli("run", "p.sexp", env=env(server))
     assert code != 0 and server.requests == []
     assert named in err and "p.sexp:2:3" in err, err
+
+
+def test_doc_and_show_name_the_settings(cli: Cli, workspace: Path) -> None:
+    template(workspace, 'native="never" retries="2"')
+    code, out, err = cli("doc", "person")
+    assert code == 0 and "Output: json, a JSON Schema, native never, retries 2" in out, err
+    code, out, err = cli("tasks", "show", "person")
+    assert code == 0 and "output: json (JSON Schema), native never, retries 2" in out, err

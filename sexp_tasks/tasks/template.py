@@ -47,6 +47,11 @@ class OutputFormat:
     native: str = "auto"  # response_format with the JSON Schema: auto | always | never (SPEC §10.2)
     retries: int = 0  # repair messages after an answer that fails the format
 
+    def options(self) -> str:
+        """`, native always, retries 2` for the settings not at their defaults; else ``."""
+        native = f", native {self.native}" if self.native != "auto" else ""
+        return native + (f", retries {self.retries}" if self.retries else "")
+
 
 @dataclass(frozen=True)
 class ContextSettings:
@@ -110,7 +115,7 @@ class TaskTemplate:
             lines.append(f"  input {spec.name}: {spec.type}{optional}  {spec.description}".rstrip())
         out = self.output_format
         schema = (f" {out.schema}" if out.schema else "") + (" (JSON Schema)" if out.json_schema else "")
-        lines.append(f"  output: {out.type}{schema}")
+        lines.append(f"  output: {out.type}{schema}{out.options()}")
         if self.tools:
             lines.append(f"  tools: {' '.join(self.tools)}")
         lines.append("  instructions:")
