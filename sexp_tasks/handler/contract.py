@@ -28,9 +28,11 @@ class OutputSpec:
     manual_xml: bool = False
     disable_reparsing: bool = False
     # SPEC §10.2: send the JSON Schema as response_format (auto: when litellm says the model
-    # takes it), and how many repair messages may follow an answer that fails the format
-    native: str = "auto"  # auto | always | never
-    retries: int = 0
+    # takes it), and how many repair messages may follow an answer that fails the format. Left
+    # out of the repr, which keys a recorded task step: a run recorded before they existed
+    # resumes as it was (a FAILED step runs again anyway, with the settings of the day).
+    native: str = field(default="auto", repr=False)  # auto | always | never
+    retries: int = field(default=0, repr=False)
 
 
 @dataclass(frozen=True)
