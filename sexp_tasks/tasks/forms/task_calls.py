@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     "Dynamically defined task: <name>". The task is called like a procedure, `(name "x")`, or by
     input name, `(name :p "x")`; a call returns a TaskResult. The value of defatom is the name.
 
-    `output_format` takes what `<output_format>` does (SPEC §10.2): `type` ("text" or "json"),
+    `output_format` takes what a template's `<output_format>` does: `type` ("text" or "json"),
     `schema` (object, array, string[] ...) or `json_schema` (a JSON Schema as a string), `native`
     ("auto", "always" or "never": whether the JSON Schema is sent as the request's
     `response_format`; auto asks litellm whether the model takes it) and `retries` (how many
