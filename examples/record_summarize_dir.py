@@ -2,7 +2,8 @@
 
 The scripted model summarises each document (the slower the earlier it comes, so the concurrent
 calls finish out of order), answers the raw deploy log with prose instead of the JSON asked for
-(so that element is FAILED in its place), and writes the digest from the other four summaries.
+(so that element is FAILED in its place; the summaries are asked for with the JSON Schema as
+response_format, so they come as bare JSON), and writes the digest from the other four summaries.
 Run from the checkout root:  .venv/bin/python examples/record_summarize_dir.py
 """
 
@@ -87,9 +88,12 @@ def route(body: dict[str, Any]) -> Scripted | str:
         return answer(DIGEST, "the four summaries")
     name = document.group(1)
     delay = 0.05 * (len(SUMMARIES) - sorted([*SUMMARIES, name]).index(name))
+    # The JSON Schema goes as response_format (gpt-4o-mini takes it): the answer is bare JSON.
+    native = "response_format" in body
     if name not in SUMMARIES:
-        return Scripted(content=answer(PROSE, "the deploy log"), delay=delay)
-    return Scripted(content=answer(json.dumps(SUMMARIES[name]), f"the document {name}"), delay=delay)
+        return Scripted(content=PROSE if native else answer(PROSE, "the deploy log"), delay=delay)
+    summary = json.dumps(SUMMARIES[name])
+    return Scripted(content=summary if native else answer(summary, f"the document {name}"), delay=delay)
 
 
 if __name__ == "__main__":

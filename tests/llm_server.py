@@ -60,6 +60,9 @@ class LLMServer:
         self.requests: list[Recorded] = []
         self.on_request: Callable[[int], None] | None = None  # called with the count of requests so far
         self.answer: Callable[[dict[str, Any]], str] | None = None  # content computed from the request
+        # when set, a request carrying response_format is refused with this 400 (queue untouched),
+        # as a provider that does not take the parameter refuses it
+        self.refuse_response_format = False
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -104,6 +107,14 @@ class LLMServer:
                     count = len(server.requests)
                 if server.on_request is not None:
                     server.on_request(count)
+                if server.refuse_response_format and "response_format" in body:
+                    error = {
+                        "message": "Unsupported parameter: 'response_format' is not supported by this model",
+                        "type": "invalid_request_error",
+                        "param": "response_format",
+                    }
+                    self._send(400, {"error": error})
+                    return
                 reply = server._next()
                 if server.answer is not None:
                     reply = Scripted(content=server.answer(body), delay=reply.delay)

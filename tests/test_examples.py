@@ -34,6 +34,11 @@ EXAMPLES = {
         "examples/summarize_dir/summarize_dir.cassette.jsonl",
         "examples/summarize_dir/tasks/summarize_doc.xml",  # a miss inside pmap stops the run too
     ),
+    "structured_extraction": (
+        ("examples/structured_extraction/structured_extraction.sexp", *MODEL),  # loads its own tasks/
+        "examples/structured_extraction/structured_extraction.cassette.jsonl",
+        "examples/structured_extraction/tasks/extract_order.xml",
+    ),
     "planner": (
         ("examples/planner/planner.sexp", "--templates", "examples/planner/tasks", *MODEL),
         "examples/planner/planner.cassette.jsonl",
@@ -176,3 +181,17 @@ def test_embed_replay_refuses_a_changed_tool_result(examples: Path) -> None:
     )
     assert done.returncode == 1 and NO_REPLY in done.stderr
     assert done.stderr.startswith("error: replay: cassette") and "Traceback" not in done.stderr
+
+
+def test_structured_extraction_repairs_one_answer_natively(cli: Cli, examples: Path) -> None:
+    """The JSON Schema goes as response_format (gpt-4o-mini takes it); the first answer for
+    Ada's email breaks it, is sent back with its violation, and the repaired one is right."""
+    status, out, err = replay(cli, "structured_extraction")
+    assert (status, err) == (0, "")
+    assert out.splitlines() == [
+        "Ada Lovelace <ada@example.org>: MUG-204 x2, TEA-101 x1 (repairs: 1)",
+        "Charles Babbage <charles@example.org>: NBK-310 x12, PEN-020 x3, LMP-777 x1 (repairs: 0)",
+        '{"orders" 2 "extracted" 2 "items" 19 "repairs" 1}',
+    ]
+    cassette = (examples / "structured_extraction" / "structured_extraction.cassette.jsonl").read_text()
+    assert len(cassette.splitlines()) == 3  # two emails, one repair

@@ -178,6 +178,7 @@ def test_kill_9_at_random_moments(workspace: Path, server: LLMServer) -> None:
         args = ("--resume", rid, "p.sexp") if rid else ("p.sexp",)
         seen = len(server.requests)
         process = start(workspace, server, *args)
+
         # start-up (imports) takes a varying while; then kill at a moment into the calls
         def started(seen: int = seen, process: subprocess.Popen[str] = process) -> bool:
             return len(server.requests) > seen or process.poll() is not None
@@ -511,3 +512,44 @@ def test_after_resume_steps_have_distinct_sequence_numbers_in_the_order_they_ran
     seqs = [s["seq"] for s in steps]
     assert seqs == sorted(set(seqs)), seqs
     assert [s["key"].split(":")[1] for s in steps if s["kind"] == "task"] == ["3", "4", "5"]
+
+
+@pytest.mark.slow
+def test_a_resumed_run_does_not_pay_for_a_repair_turn_twice(workspace: Path, server: LLMServer) -> None:
+    """SPEC §10.2: each repair is a journaled turn; killed while the second repair is in flight,
+    the resumed task re-sends only that one."""
+    (workspace / "p.sexp").write_text(
+        '(defatom person (instructions "Who?")\n'
+        '  (output_format (type "json") (schema "object") (native "never") (retries 2)))\n'
+        "(task-json (person))\n"
+    )
+    server.answer = None
+    server.script(
+        "<output>nope</output>", "<output>[]</output>", Scripted('<output>{"a": 1}</output>', delay=0.05)
+    )
+    err = killed_at_request(workspace, server, 3)
+    status, out, err2 = run(workspace, server, "--resume", run_id(err), "p.sexp")
+    assert (status, out) == (0, '{"a" 1}\n'), err2
+    assert len(server.requests) == 4  # the first answer and the first repair once; the second twice
+    assert server.requests[3].body["messages"] == server.requests[2].body["messages"]
+    assert "must be a JSON object, not an array" in server.requests[3].body["messages"][-1]["content"]
+
+
+@pytest.mark.slow
+def test_a_refused_response_format_stays_refused_on_resume(workspace: Path, server: LLMServer) -> None:
+    """A turn that fell back to prompt-only (the provider refused response_format), taken from
+    the store on resume, keeps the conversation prompt-only: the repair is not sent with it again."""
+    (workspace / "p.sexp").write_text(
+        '(defatom person (instructions "Who?")\n'
+        '  (output_format (type "json") (json_schema "{\\"type\\": \\"object\\"}")\n'
+        '                 (native "always") (retries 1)))\n'
+        "(task-json (person))\n"
+    )
+    server.answer = None
+    server.refuse_response_format = True
+    server.script("[]", Scripted('{"a": 1}', delay=0.05))  # the refused call takes no scripted reply
+    err = killed_at_request(workspace, server, 3)  # 1 refused, 2 answered prompt-only, 3 the repair
+    status, out, err2 = run(workspace, server, "--resume", run_id(err), "p.sexp")
+    assert (status, out) == (0, '{"a" 1}\n'), err2
+    assert ["response_format" in r.body for r in server.requests] == [True, False, False, False]
+    assert "does not take response_format" in err2

@@ -98,5 +98,3 @@ def split_keywords(name: str, args: list[Value]) -> tuple[list[Value], dict[str,
                 raise TypeError_(f"{name}: keyword arguments come as `:key value` pairs after the others")
             return args[:index], {k.name: v for k, v in zip(pairs[::2], pairs[1::2], strict=True)}  # type: ignore[union-attr]
     return args, {}
-
-

@@ -30,6 +30,12 @@ class OutputSpec:
     json_schema: dict[str, Any] | None = None
     manual_xml: bool = False
     disable_reparsing: bool = False
+    # SPEC §10.2: send the JSON Schema as response_format (auto: when litellm says the model
+    # takes it), and how many repair messages may follow an answer that fails the format. Left
+    # out of the repr, which keys a recorded task step: a run recorded before they existed
+    # resumes as it was (a FAILED step runs again anyway, with the settings of the day).
+    native: str = field(default="auto", repr=False)  # auto | always | never
+    retries: int = field(default=0, repr=False)
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,9 @@ class HandlerServices:
     record_turn: Callable[[dict[str, Any], Any, Callable[[], Any]], Any] | None = None
     # The run's cost budget: each call reserves its estimated cost before it is sent.
     budget: CostBudget = field(default_factory=CostBudget)
+<<<<<<< HEAD
     # The Python functions offered as tools (Session.tool), by name: a template lists them in <tools>.
     python_tools: dict[str, PythonTool] = field(default_factory=dict)
 
+=======
+>>>>>>> fix-structured

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from ..lang.values import parse_json_text
 from ..results import COMPLETE, FAILED, TaskError, TaskResult
-from . import llm, tokens
+from . import llm, structured, tokens
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
 from .file_reader import file_block
 from .llm import ModelReply, ProviderError
 from .output import instructions, read_answer
 from .replay import fingerprint
 from .request import model_request
+from .structured import refusal_warning, repair_request, response_format
 from .tools import ToolBox
 
 
@@ -48,17 +50,31 @@ class Handler:
         self.partial = ""
         self.subtasks: list[dict[str, Any]] = []  # the subtasks this conversation spawned
         self._uses_output_section = True  # whether answers come inside <output> (set per run)
+        self._response_format: dict[str, Any] | None = None  # sent with each call (set per run)
+        self.repairs = 0  # the repair messages sent (SPEC §10.2)
 
     def run(self, prompt: TaskPrompt) -> TaskResult:
-        """The TaskResult of the conversation; failures are FAILED results, never exceptions."""
-        model = prompt.model or self.config.model
-        self._uses_output_section = not prompt.output.disable_reparsing
+        """The TaskResult of the conversation; failures are FAILED results, never exceptions.
+
+        An answer that fails the output format is sent back with its violations, asking for a
+        corrected one, up to the output's `retries` times, each a turn (SPEC §10.2)."""
+        model = self._prepare(prompt)
         self.context_limit = int(self.config.max_context_window_fraction * llm.input_window(model))
+        messages = self.messages(prompt)
+        turns = 0
         try:
-            reply = self._converse(model, prompt, self.messages(prompt))
+            reply = self._converse(model, prompt, messages)
+            reading = self._read(reply.content, prompt)
+            while reading.violations and self.repairs < prompt.output.retries:
+                self.repairs, turns = self.repairs + 1, self.turns
+                messages.append({"role": "assistant", "content": reply.content})
+                messages.append({"role": "user", "content": repair_request(reading.violations)})
+                reply = self._converse(model, prompt, messages)
+                reading = self._read(reply.content, prompt)
         except _Stop as stop:
+            if self.repairs and self.turns == turns and stop.error.resource in ("turns", "context", "cost"):
+                self.repairs -= 1  # refused before it was sent: max_turns, the context or the budget
             return self._result(prompt, model, stop.partial, FAILED, error=stop.error)
-        reading = read_answer(reply.content, prompt.output)
         self.warnings.extend(reading.warnings)
         if reading.violations:
             error = TaskError(
@@ -72,10 +88,22 @@ class Handler:
             )
         return self._result(prompt, model, reading.content, COMPLETE, reading.notes, parsed=reading.parsed)
 
+    def _prepare(self, prompt: TaskPrompt) -> str:
+        """The model of this run; decides whether the JSON Schema goes as response_format, and
+        with it whether answers come inside <output> (a native JSON answer is bare JSON)."""
+        model = prompt.model or self.config.model
+        self._response_format = response_format(prompt.output, model, prompt.template)
+        self._uses_output_section = not prompt.output.disable_reparsing and self._response_format is None
+        return model
+
+    def _read(self, answer: str, prompt: TaskPrompt) -> Any:
+        """The answer read by the output protocol (output.read_answer): bare JSON when native."""
+        return read_answer(answer, prompt.output, bare=self._response_format is not None)
+
     def request(self, prompt: TaskPrompt) -> dict[str, Any]:
         """The request the first model call of run(prompt) sends (request.model_request), built
         as run builds it; nothing is sent (`sexp tasks render`)."""
-        model = prompt.model or self.config.model
+        model = self._prepare(prompt)
         return self._request(model, self.messages(prompt), self.tools.schemas() or None)
 
     def _request(
@@ -85,13 +113,19 @@ class Handler:
         generation = dict(self.config.generation)
         if self.config.max_tokens is not None:
             generation["max_tokens"] = self.config.max_tokens
-        return model_request(model, messages, schemas, generation)
+        return model_request(model, messages, schemas, generation, self._response_format)
 
     def messages(self, prompt: TaskPrompt) -> list[dict[str, Any]]:
         """The system message (base, template, output instructions), any replayed history, and
         the user message: the instructions, then the context block and the files, when any."""
         system = "\n\n".join(
-            p for p in (self.config.system_prompt, prompt.system, instructions(prompt.output)) if p
+            p
+            for p in (
+                self.config.system_prompt,
+                prompt.system,
+                instructions(prompt.output, bare=self._response_format is not None),
+            )
+            if p
         )
         messages = [{"role": "system", "content": system}]
         for asked, answered in prompt.history:
@@ -232,6 +266,8 @@ class Handler:
             reply = self._send(template, request, schemas)
         else:
             reply = record(request, schemas, lambda: self._send(template, request, schemas))
+            if request["response_format"] is None and self._response_format is not None:
+                self._no_response_format(request["model"], request)  # a stored turn that fell back
         self.usage["prompt_tokens"] += reply.prompt_tokens
         self.usage["completion_tokens"] += reply.completion_tokens
         self.cost_usd += reply.cost_usd
@@ -249,27 +285,15 @@ class Handler:
             replayed = cassette.replay(key, model)
             self.services.budget.spend(replayed)
             return replayed
-        dropped = llm.unsupported_settings(model, request["generation"])
-        if dropped:  # sent without them, said once (SPEC §10.2)
-            warning = f"{model} does not take {', '.join(dropped)}; not sent"
-            if warning not in self.warnings:
-                self.warnings.append(warning)
+        self._drop_unsupported(model, request)
         reserved = self._reserve(model)
         reply: ModelReply | None = None
-        c = self.config
         try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
             mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
-            reply = llm.complete(
-                model,
-                request["messages"],
-                request["tools"],
-                c.api_base,
-                c.num_retries,
-                c.timeout,
-                mock,
-                generation=request["generation"],
-                response_format=request["response_format"],
-            )
+            send = partial(self._complete, mock=mock)
+            reply, refused = structured.complete(request, self.config.api_base, self.config.num_retries, send)
+            if refused:  # the same turn went again, prompt-only (SPEC §10.2)
+                self._no_response_format(model, request)
         except ProviderError as err:
             raise _Stop(
                 TaskError("TASK_FAILURE", err.message, reason=err.kind, details={"model": model}),
@@ -281,6 +305,40 @@ class Handler:
         if cassette is not None:
             cassette.record(key, model, reply)
         return reply
+
+    def _complete(self, request: dict[str, Any], num_retries: int, mock: Any) -> ModelReply:
+        c = self.config
+        return llm.complete(
+            request["model"],
+            request["messages"],
+            request["tools"],
+            c.api_base,
+            num_retries,
+            c.timeout,
+            mock,
+            generation=request["generation"],
+            response_format=request["response_format"],
+        )
+
+    def _drop_unsupported(self, model: str, request: dict[str, Any]) -> None:
+        """Settings litellm says the provider does not take are not sent, said once (SPEC §10.2)."""
+        native = ["response_format"] if request["response_format"] is not None else []
+        dropped = llm.unsupported_settings(model, [*request["generation"], *native])
+        if "response_format" in dropped:
+            self._no_response_format(model, request)
+            dropped.remove("response_format")
+        if dropped:  # litellm's drop_params leaves them out of the call
+            warning = f"{model} does not take {', '.join(dropped)}; not sent"
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+
+    def _no_response_format(self, model: str, request: dict[str, Any]) -> None:
+        """This call and the rest of the conversation go without response_format, with one warning;
+        the request is changed in place, so that the journaled turn keeps what was really sent."""
+        request["response_format"] = self._response_format = None
+        warning = refusal_warning(model)
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def _reserve(self, model: str) -> float:
         """Reserve this call's estimated cost against the run's budget (SPEC §10.1): its prompt, and
@@ -328,4 +386,6 @@ class Handler:
         )
         if self.subtasks:
             all_notes["subtasks"] = list(self.subtasks)
+        if prompt.output.retries:  # the repair messages sent, when the template allows any
+            all_notes["repairs"] = self.repairs
         return TaskResult(content=content, status=status, notes=all_notes, parsed_content=parsed, error=error)

@@ -186,6 +186,26 @@ def unsupported_settings(model: str, keys: Any) -> list[str]:
     return [] if not supported else [key for key in keys if key not in supported]
 
 
+@cache
+def supports_response_schema(model: str) -> bool:
+    """Whether litellm says model takes a JSON Schema as response_format; False for a mock model
+    or one litellm cannot tell about (never raises). A model litellm's map lists is answered from
+    the map on disk (what litellm reads; `sexp tasks render` and replays do not import litellm)."""
+    if model.startswith("mock/"):
+        return False
+    models = _model_map()
+    provider, _, bare = model.partition("/")
+    info = models.get(model)
+    if info is None and bare and (models.get(bare) or {}).get("litellm_provider") == provider:
+        info = models.get(bare)
+    if isinstance(info, dict):
+        return bool(info.get("supports_response_schema"))
+    try:
+        return bool(_litellm().supports_response_schema(model=model))
+    except Exception:  # litellm says False for what it does not know; never fail a call over it
+        return False
+
+
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
     """What litellm would charge for a call of these sizes to model, in USD; 0 for a mock model or
     one litellm has no price for (its calls are counted at 0 too)."""

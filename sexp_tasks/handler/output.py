@@ -29,8 +29,13 @@ _KIND_TEXT = {
 }
 
 
-def instructions(spec: OutputSpec) -> str | None:
-    """The output instructions for the system message; None when the template manages its own."""
+def instructions(spec: OutputSpec, bare: bool = False) -> str | None:
+    """The output instructions for the system message; None when the template manages its own.
+
+    bare: the request carries the JSON Schema as response_format (SPEC §10.2), so the answer is
+    the JSON itself, not wrapped in <output>/<notes> (a native JSON answer cannot be wrapped)."""
+    if bare and spec.type == "json" and not spec.manual_xml:
+        return _json_sentence(spec) + " Answer with the JSON only, without code fences."
     if spec.disable_reparsing or spec.manual_xml:
         return _json_sentence(spec) if spec.type == "json" else None
     parts = [
@@ -59,10 +64,15 @@ class Reading:
     violations: list[str] | None = None
 
 
-def read_answer(text: str, spec: OutputSpec) -> Reading:
-    """Split the answer leniently (unless reparsing is off), then parse and check JSON output."""
+def read_answer(text: str, spec: OutputSpec, bare: bool = False) -> Reading:
+    """Split the answer leniently (unless reparsing is off), then parse and check JSON output.
+
+    bare: the answer was asked for as bare JSON (response_format): the whole text is the
+    content, without a warning, unless it still comes inside <output>."""
     reading = Reading(text)
-    if not spec.disable_reparsing:
+    if bare and not text.lstrip().startswith("<output>"):
+        pass
+    elif not spec.disable_reparsing:
         answer = _plain_answer(text) or split_answer(text)
         if answer.output is not None:
             reading.content = answer.output

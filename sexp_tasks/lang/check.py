@@ -149,9 +149,7 @@ def global_signatures(
     return known
 
 
-def file_definitions(
-    nodes: Sequence[Node], forms: Mapping[str, SpecialForm]
-) -> dict[str, Signature | None]:
+def file_definitions(nodes: Sequence[Node], forms: Mapping[str, SpecialForm]) -> dict[str, Signature | None]:
     """Names the program defines globally (by the special forms in force), with signatures for
     procedures defined just once."""
     defined: dict[str, Signature | None] = {}

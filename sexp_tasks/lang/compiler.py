@@ -311,6 +311,5 @@ class Compiler:
 def _looks_like_pairs(node: FunctionCallNode) -> bool:
     """Every argument is a two-element list headed by a symbol: `(param expr)`."""
     return bool(node.arguments) and all(
-        type(a.value) is FunctionCallNode and len(a.value.arguments) == 1
-        for a in node.arguments
+        type(a.value) is FunctionCallNode and len(a.value.arguments) == 1 for a in node.arguments
     )

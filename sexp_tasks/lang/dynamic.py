@@ -49,4 +49,3 @@ def rebind(name: str, value: Value) -> bool:
         return False
     variable.set(value)  # undone with the binding, when the form that made it ends
     return True
-

@@ -135,9 +135,6 @@ class LazyDefinitions:
                 self.resolve(name)
 
 
-
-
-
 def _list_end(text: str) -> int | None:
     """Where the list text begins with closes in text (strings and comments skipped), or None."""
     depth, in_string, escaped = 0, False, False

@@ -76,7 +76,16 @@ class Procedure:
 
 # Everything a program can compute with. Dict keys are always strings (quoting.dict_key).
 Value: TypeAlias = (
-    None | bool | int | float | str | Symbol | Keyword | list["Value"] | dict[str, "Value"] | Procedure
+    None
+    | bool
+    | int
+    | float
+    | str
+    | Symbol
+    | Keyword
+    | list["Value"]
+    | dict[str, "Value"]
+    | Procedure
     | ExtensionValue
 )
 # A local frame at run time (environment.py): the enclosing frame (None at the top), the call

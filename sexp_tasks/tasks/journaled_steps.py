@@ -70,6 +70,9 @@ def journaled_turn(journal: Journal, request: dict[str, Any], schemas: Any, send
         raise raised[0]
     if sent:
         return sent[0]
+    recorded = step.notes.get("request") or {}
+    if "response_format" in recorded:  # one the provider refused was not sent: nor is it later (§10.2)
+        request["response_format"] = recorded["response_format"]
     return replace(ModelReply(**step.notes["reply"]), cost_usd=0.0, latency_ms=0.0)
 
 

@@ -198,7 +198,13 @@ class TaskSystem:
             file_paths=files,
             history=self._history.replay(options.history),
             output=OutputSpec(
-                out.type, out.schema, out.json_schema, template.manual_xml, template.disable_reparsing
+                out.type,
+                out.schema,
+                out.json_schema,
+                template.manual_xml,
+                template.disable_reparsing,
+                out.native,
+                out.retries,
             ),
             model=model,
         )

@@ -21,6 +21,7 @@ TYPE_ALIASES = {
     "list": "array",
     "dict": "object",
 }
+NATIVE_MODES = ("auto", "always", "never")  # <output_format native="...">
 SUBTYPES = ("standard", "subtask", "director", "evaluator")
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_\-]*)((?:\.[A-Za-z0-9_\-]+)*)\s*\}\}")
 
@@ -43,6 +44,13 @@ class OutputFormat:
     type: str = "text"
     schema: str | None = None
     json_schema: dict[str, Any] | None = None
+    native: str = "auto"  # response_format with the JSON Schema: auto | always | never (SPEC §10.2)
+    retries: int = 0  # repair messages after an answer that fails the format
+
+    def options(self) -> str:
+        """`, native always, retries 2` for the settings not at their defaults; else ``."""
+        native = f", native {self.native}" if self.native != "auto" else ""
+        return native + (f", retries {self.retries}" if self.retries else "")
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,7 @@ class TaskTemplate:
             lines.append(f"  input {spec.name}: {spec.type}{optional}  {spec.description}".rstrip())
         out = self.output_format
         schema = (f" {out.schema}" if out.schema else "") + (" (JSON Schema)" if out.json_schema else "")
-        lines.append(f"  output: {out.type}{schema}")
+        lines.append(f"  output: {out.type}{schema}{out.options()}")
         if self.tools:
             lines.append(f"  tools: {' '.join(self.tools)}")
         lines.append("  instructions:")
@@ -234,7 +242,13 @@ def _output_format(node: XmlNode | None, name: str, span: Span) -> OutputFormat:
             raise TemplateError(
                 "VALIDATION_ERROR", f"task '{name}': <json_schema> is not JSON: {err.msg}", span
             ) from None
-    return OutputFormat(node.attributes["type"], node.attributes.get("schema"), json_schema)
+    return OutputFormat(
+        node.attributes["type"],
+        node.attributes.get("schema"),
+        json_schema,
+        node.attributes.get("native", "auto"),
+        int(node.attributes.get("retries", "0")),  # the XSD checked it is a non-negative integer
+    )
 
 
 def _context(node: XmlNode | None) -> ContextSettings:

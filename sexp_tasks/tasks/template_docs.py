@@ -29,7 +29,7 @@ def template_doc(template: TaskTemplate) -> Doc:
             "\n".join(
                 [
                     f"Model: {template.model or DEFAULT_MODEL}",
-                    f"Output: {out.type}{schema}",
+                    f"Output: {out.type}{schema}{out.options()}",
                     f"Defined in {template.origin}",
                 ]
             ),

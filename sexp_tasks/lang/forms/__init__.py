@@ -165,9 +165,7 @@ def local_definitions(nodes: Sequence[Node], forms: Mapping[str, SpecialForm]) -
     return found
 
 
-def global_definitions(
-    nodes: Sequence[Node], forms: Mapping[str, SpecialForm]
-) -> Iterable[FunctionCallNode]:
+def global_definitions(nodes: Sequence[Node], forms: Mapping[str, SpecialForm]) -> Iterable[FunctionCallNode]:
     """Every defining form that binds a global: at top level or inside forms that open no scope;
     forms is the table of special forms in force (Compiler.forms)."""
     stack = list(reversed(nodes))

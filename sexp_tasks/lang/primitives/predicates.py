@@ -150,4 +150,3 @@ def is_procedure(x: Value) -> bool:
     ;; => true
     """
     return isinstance(x, Procedure)
-

@@ -3,6 +3,7 @@ what `sexp check` checks calls of it against."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ...errors import FormError
@@ -10,7 +11,15 @@ from ...generation import GenerationError, check_generation
 from ...lang.printer import to_repr
 from ...lang.quoting import datum
 from ...syntax.nodes import FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol, elements
-from ..template import TYPE_ALIASES, ContextSettings, InputSpec, OutputFormat, TaskTemplate, check_rules
+from ..template import (
+    NATIVE_MODES,
+    TYPE_ALIASES,
+    ContextSettings,
+    InputSpec,
+    OutputFormat,
+    TaskTemplate,
+    check_rules,
+)
 
 NAME = "defatom"  # the form's name: where it registers (task_calls.py), and what the checks look for
 USAGE = f'{NAME}: expected ({NAME} name (params ...) (instructions "...") ...)'
@@ -54,7 +63,7 @@ def _template(name: str, clauses: tuple[Node, ...], form: FunctionCallNode) -> T
                     )
         elif key == "output_format":
             settings = _settings(parts if not _is_nested(parts) else elements(parts[0]) or (), name, clause)
-            values["output_format"] = OutputFormat(settings.get("type", "text"), settings.get("schema"))
+            values["output_format"] = _output_format(settings, name, clause)
         elif key == "context":
             settings = _settings(parts, name, clause)
             accumulate = settings.get("accumulate_data")
@@ -92,6 +101,38 @@ def _settings(parts: tuple[Node, ...] | list[Node], name: str, clause: FunctionC
             raise FormError(f'defatom {name}: expected (key "value") in ({clause.name} ...)', clause.span)
         settings[part.name] = _word(part.args[0])
     return settings
+
+
+_OUTPUT_KEYS = ("type", "schema", "json_schema", "native", "retries")
+
+
+def _output_format(settings: dict[str, str], name: str, clause: FunctionCallNode) -> OutputFormat:
+    """`(output_format (type "json") (json_schema "{...}") (native "always") (retries 2))`, each
+    value checked as the XSD checks a template's (SPEC §10.2)."""
+    where = f"defatom {name}: (output_format ...)"
+    for key in settings:
+        if key not in _OUTPUT_KEYS:
+            raise FormError(f"{where}: unknown key {key!r} (known: {', '.join(_OUTPUT_KEYS)})", clause.span)
+    kind, native, retries = (
+        settings.get("type", "text"),
+        settings.get("native", "auto"),
+        settings.get("retries", "0"),
+    )
+    if kind not in ("text", "json"):
+        raise FormError(f'{where}: type is "text" or "json", not {kind!r}', clause.span)
+    if native not in NATIVE_MODES:
+        raise FormError(f"{where}: native is one of {', '.join(NATIVE_MODES)}, not {native!r}", clause.span)
+    if not retries.isdigit():
+        raise FormError(f"{where}: retries is a non-negative integer, not {retries!r}", clause.span)
+    json_schema = None
+    if "json_schema" in settings:
+        try:
+            json_schema = json.loads(settings["json_schema"])
+        except json.JSONDecodeError as err:
+            raise FormError(f"{where}: json_schema is not JSON: {err.msg}", clause.span) from None
+        if not isinstance(json_schema, dict):
+            raise FormError(f"{where}: json_schema must be a JSON object", clause.span)
+    return OutputFormat(kind, settings.get("schema"), json_schema, native, int(retries))
 
 
 def _generation(parts: tuple[Node, ...], name: str, clause: FunctionCallNode) -> dict[str, Any]:

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     defines=True,
     signature=(
         '(defatom name (params p (p type)...) (instructions "...") [(description "...")] [(system "...")]'
-        ' [(model "...")] [(subtype s)] [(output_format (type "json") (schema "object"))]'
-        " [(context (setting value)...)] [(tools name...)])"
+        ' [(model "...")] [(subtype s)] [(output_format (type "json") (schema "object")'
+        ' (json_schema "{...}") (native "auto") (retries 0))]'
+        " [(context (setting value)...)] [(tools name...)] [(generation (key value)...)])"
     ),
     doc="""Define an atomic task inline: a template, checked as an XML one is, bound to name.
 
@@ -39,6 +40,13 @@ if TYPE_CHECKING:
     any); every `{{name}}` in the instructions must be one. `description` defaults to
     "Dynamically defined task: <name>". The task is called like a procedure, `(name "x")`, or by
     input name, `(name :p "x")`; a call returns a TaskResult. The value of defatom is the name.
+
+    `output_format` takes what a template's `<output_format>` does: `type` ("text" or "json"),
+    `schema` (object, array, string[] ...) or `json_schema` (a JSON Schema as a string), `native`
+    ("auto", "always" or "never": whether the JSON Schema is sent as the request's
+    `response_format`; auto asks litellm whether the model takes it) and `retries` (how many
+    times an answer that fails the format is sent back with its violations; default 0).
+    `generation` takes the settings of `<generation>`: `(generation (temperature 0.2))`.
 
     (defatom greet (params (who string)) (instructions "Say hello to {{who}}.") (model "mock/demo"))
     ;; => greet

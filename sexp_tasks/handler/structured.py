@@ -1,0 +1,86 @@
+"""Structured output (SPEC §10.2): the response_format a task's JSON Schema is sent as, how a
+provider's refusal of it is recognised, and the message that asks for a repaired answer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from . import llm
+from .contract import OutputSpec
+from .llm import ModelReply, ProviderError
+
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+# What a provider's refusal of response_format says (litellm's UnsupportedParamsError, an
+# OpenAI-compatible server's 400): the parameter's name or the feature's.
+_REFUSAL_WORDS = ("response_format", "response format", "json_schema", "structured output")
+
+
+def response_format(spec: OutputSpec, model: str, template: str) -> dict[str, Any] | None:
+    """The request's response_format: the JSON Schema of a json output, when `native` is
+    `always`, or `auto` and litellm says the model supports response schemas; else None.
+    A schema kind alone (schema="object") sends nothing: it is asked for in the prompt."""
+    if spec.type != "json" or spec.json_schema is None or spec.native == "never":
+        return None
+    if spec.native == "auto" and not llm.supports_response_schema(model):
+        return None
+    return {"type": "json_schema", "json_schema": {"name": schema_name(template), "schema": spec.json_schema}}
+
+
+def schema_name(template: str) -> str:
+    """The template's name as OpenAI takes a schema name (`^[a-zA-Z0-9_-]{1,64}$`)."""
+    return _UNSAFE.sub("_", template)[:64] or "output"
+
+
+def refuses_response_format(error: ProviderError) -> bool:
+    """Whether a failed call was the provider refusing response_format (so it is sent again without)."""
+    if error.kind not in ("bad_request", "provider_error"):
+        return False
+    message = error.message.lower()
+    return any(word in message for word in _REFUSAL_WORDS)
+
+
+# (model, api_base) pairs that refused response_format in this process: later calls go without it
+# at once, rather than each paying for a refused request first.
+_refused: set[tuple[str, str | None]] = set()
+
+
+def complete(
+    request: dict[str, Any],
+    api_base: str | None,
+    num_retries: int,
+    send: Callable[[dict[str, Any], int], ModelReply],
+) -> tuple[ModelReply, bool]:
+    """send(request, num_retries)'s reply, and whether response_format was refused: then the same
+    call went again without it (the request is changed in place, so that a journaled turn keeps
+    what was really sent). A call carrying response_format is first sent without litellm's
+    retries, which would repeat a refusal; a failure that is not one is sent again with them."""
+    if request["response_format"] is None:
+        return send(request, num_retries), False
+    where = (request["model"], api_base)
+    if where not in _refused:
+        try:
+            return send(request, 0), False
+        except ProviderError as err:
+            if not refuses_response_format(err):
+                if num_retries == 0:
+                    raise
+                return send(request, num_retries - 1), False
+        _refused.add(where)
+    request["response_format"] = None
+    return send(request, num_retries), True
+
+
+def refusal_warning(model: str) -> str:
+    return f"{model} does not take response_format; the JSON Schema is asked for in the prompt only"
+
+
+def repair_request(violations: list[str]) -> str:
+    """The user message that sends an answer's format violations back and asks for a corrected one."""
+    listed = "\n".join(f"- {violation}" for violation in violations)
+    return (
+        "Your answer does not have the required format:\n"
+        f"{listed}\n"
+        "Answer again with the whole corrected answer, in the format asked for."
+    )
