@@ -90,9 +90,5 @@ class HandlerServices:
     record_turn: Callable[[dict[str, Any], Any, Callable[[], Any]], Any] | None = None
     # The run's cost budget: each call reserves its estimated cost before it is sent.
     budget: CostBudget = field(default_factory=CostBudget)
-<<<<<<< HEAD
     # The Python functions offered as tools (Session.tool), by name: a template lists them in <tools>.
     python_tools: dict[str, PythonTool] = field(default_factory=dict)
-
-=======
->>>>>>> fix-structured
