@@ -376,6 +376,7 @@ TOOL_ANSWERS = {
     ("sexp_tasks/handler/tools.py", "_run_command"),
     ("sexp_tasks/handler/tools.py", "_ask_user"),
     ("sexp_tasks/handler/handler.py", "_spawn_subtask"),
+    ("sexp_tasks/handler/python_tools.py", "run"),  # a Python tool's answer to the model
 }
 
 
