@@ -353,6 +353,58 @@ def test_kill_9_mid_batch_then_resume_pays_no_completed_call_again(
     assert SUMMARY.search(resumed.stderr).groups()[1:3] == ("6", "6")  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
+def test_ctrl_c_stops_the_batch_marks_it_interrupted_and_says_how_to_resume(
+    workspace: Path, server: LLMServer
+) -> None:
+    gate = threading.Event()
+
+    def answer(body: dict[str, Any]) -> str:
+        if content(body) == "First 1":
+            gate.wait(60)  # row 1 waits at the server until the batch is interrupted
+        return "<output>" + content(body).replace(" ", "-") + "</output>"
+
+    server.answer = answer
+    write(workspace / "p.sexp", TWO_STEPS)
+    jsonl(workspace / "in.jsonl", [{"x": i} for i in range(3)])
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **server_env(server)}
+    command = [sys.executable, "-m", "sexp_tasks", "batch", "p.sexp", "--data", "in.jsonl"]
+    process = subprocess.Popen(
+        [*command, "--concurrency", "2"], cwd=workspace, env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_for(
+            lambda: "First 1" in [content(r.body) for r in list(server.requests)], 60, "row 1 never called"
+        )
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        gate.set()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    ident = batch_id(err)
+    assert f"resume with: sexp batch p.sexp --resume {ident}\n" in err and err.endswith("interrupted\n")
+    listing = subprocess.run(
+        [sys.executable, "-m", "sexp_tasks", "runs"], cwd=workspace, env=env, capture_output=True, text=True
+    ).stdout
+    assert listing.startswith(f"batch {ident}  ") and "interrupted" in listing.splitlines()[0]
+    resumed = subprocess.run(
+        [sys.executable, "-m", "sexp_tasks", "batch", "p.sexp", "--resume", ident],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert [row["value"][0] for row in results(workspace / "p.results.jsonl")] == [
+        "First-0",
+        "First-1",
+        "First-2",
+    ]
+
+
 # The Python entry point ----------------------------------------------------------------------------
 
 

@@ -244,7 +244,8 @@ class _Batch:
         status = "interrupted"
         try:
             with bar:
-                for outcome in executor.run(self._jobs(batch_id, out, bar.advance), self.concurrency):
+                threads = min(self.concurrency, max(self.total, 1))  # no more workers than rows
+                for outcome in executor.run(self._jobs(batch_id, out, bar.advance), threads):
                     row = outcome.as_json()
                     batches.row_ended(self.store, batch_id, row)
                     if self.budget is not None and self.options.executor != "threads":

@@ -20,7 +20,7 @@ from .row_runner import run_row
 from .rows import RowJob, RowOutcome
 
 WAIT_STEP = 0.1  # seconds between checks while waiting, so that Ctrl-C reaches the driver
-INTERRUPT_GRACE = 2.0  # seconds interrupted rows get to mark their runs interrupted
+INTERRUPT_GRACE = 1.0  # seconds interrupted rows get to mark their runs interrupted
 
 
 class _Finished:

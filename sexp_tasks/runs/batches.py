@@ -13,6 +13,8 @@ import json
 import time
 from typing import Any
 
+from ..errors import BatchError, StoreError
+from ..redact import scrub
 from .store import Store
 
 TABLES = (
@@ -70,7 +72,10 @@ def begin_batch(
 
 def reopen_batch(store: Store, batch_id: str, digest: str | None) -> Any:
     """Mark a batch running again (a forced resume records the program's new hash); its lock."""
-    held = store.hold_run(_lock_name(batch_id))
+    try:
+        held = store.hold_run(_lock_name(batch_id))
+    except StoreError:
+        raise BatchError(f"batch {batch_id} is in use by another sexp process") from None
     store.write(
         """UPDATE batches SET status = 'running', ended_at = NULL, program_hash = COALESCE(?, program_hash)
            WHERE id = ?""",
@@ -113,7 +118,7 @@ def row_ended(store: Store, batch_id: str, row: dict[str, Any]) -> None:
            WHERE batch_id = ? AND "index" = ?""",
         (
             row["status"],
-            json.dumps(row["value"], ensure_ascii=False),
+            scrub(json.dumps(row["value"], ensure_ascii=False)),  # the store keeps no key (SPEC §10.1)
             row["error"],
             row["tokens"],
             row["cost_usd"],
