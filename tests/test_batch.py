@@ -6,6 +6,7 @@ the local server in tests/llm_server.py where requests, concurrency or spending 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -24,6 +25,8 @@ from conftest import ROOT, Cli, run_python, wait_for
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
+from sexp_tasks.batching.driver import BatchOptions, run_batch
+from sexp_tasks.config import load_settings
 from sexp_tasks.errors import BatchError, SexpError
 
 BATCH_LINE = re.compile(r"\Abatch: ([0-9a-f]{12})\n")
@@ -153,6 +156,55 @@ def test_a_failed_task_result_makes_the_row_an_error(cli: Cli, workspace: Path) 
     status, _, _ = cli("batch", "p.sexp", "--data", "in.jsonl", "--mock-responses", "replies.json")
     [row] = results(workspace / "p.results.jsonl")
     assert status == 1 and row["status"] == "error" and row["error"].startswith("error: ")
+
+
+def test_rows_see_the_program_s_templates_and_set_values(cli: Cli, workspace: Path) -> None:
+    write(
+        workspace / "prog" / "tasks" / "shout.xml",
+        '<task name="shout" type="atomic"><description>Shout</description>'
+        "<instructions>Shout {{word}}</instructions>"
+        '<inputs><input name="word" type="string">the word</input></inputs></task>',
+    )
+    write(workspace / "prog" / "p.sexp", "(list greeting (task-content (shout :word word)))\n")
+    write(workspace / "replies.json", json.dumps({"shout": ["<output>HEY</output>"]}))
+    jsonl(workspace / "in.jsonl", [{"word": "hey"}, {"word": "ho", "greeting": "own"}])
+    args = ("--model", "mock/m", "--mock-responses", "replies.json", "--set-str", "greeting=shared", "-q")
+    assert cli("batch", "prog/p.sexp", "--data", "in.jsonl", *args) == (0, "", "")
+    rows = results(workspace / "p.results.jsonl")
+    assert [row["value"] for row in rows] == [["shared", "HEY"], ["own", "HEY"]]
+
+
+def test_a_template_that_does_not_load_stops_the_batch_before_any_row(cli: Cli, workspace: Path) -> None:
+    write(workspace / "prog" / "tasks" / "broken.xml", "<task name=")
+    write(workspace / "prog" / "p.sexp", "1\n")
+    jsonl(workspace / "in.jsonl", [{"x": 1}])
+    status, out, err = cli("batch", "prog/p.sexp", "--data", "in.jsonl")
+    assert (status, out) == (2, "") and "broken.xml" in err and "error" in err
+    assert not (workspace / ".sexp").exists() and not (workspace / "p.results.jsonl").exists()
+
+
+def test_an_empty_input_is_a_batch_of_no_rows(cli: Cli, workspace: Path) -> None:
+    write(workspace / "p.sexp", "x\n")
+    write(workspace / "in.jsonl", "\n")
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl")
+    assert status == 0 and SUMMARY.search(err).groups()[1:3] == ("0", "0")  # type: ignore[union-attr]
+    assert (workspace / "p.results.jsonl").read_text() == ""
+
+
+def test_the_progress_bar_is_drawn_on_a_terminal_only(workspace: Path) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    write(workspace / "p.sexp", "(* 2 n)\n")
+    jsonl(workspace / "in.jsonl", [{"n": i} for i in range(3)])
+    options = BatchOptions(Path("p.sexp"), Path("in.jsonl"))
+    for stream in (Terminal(), io.StringIO()):
+        summary = run_batch(options, load_settings(workspace, {}), err=stream)
+        assert (summary.ok, summary.total) == (3, 3)
+        shown = stream.getvalue()
+        assert shown.startswith(f"batch: {summary.batch_id}\n") and shown.endswith(summary.line() + "\n")
+        assert ("batch [" in shown) == isinstance(stream, Terminal)
 
 
 # Bad input ------------------------------------------------------------------------------------------

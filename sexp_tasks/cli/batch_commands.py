@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
-from ..diagnostics import error_line, report
-from ..errors import BatchError
+from ..diagnostics import error_line, format_error, report
+from ..errors import BatchError, TemplateError
 from ..lang.printer import to_json_value
 from .bindings import parse_bindings
 
 if TYPE_CHECKING:
     from ..batching.driver import BatchOptions
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2  # 2: the batch could not start, nothing ran
 EXECUTORS = ("threads", "ray")
 
 BATCH_HELP = """\
@@ -96,6 +96,9 @@ def batch_command(args: argparse.Namespace, settings: Settings) -> int:
         summary = run_batch(_options(args, settings), settings)
     except BatchError as err:
         report(error_line(err.message, err.where))
+        return EXIT_USAGE
+    except TemplateError as err:  # the program's templates do not load: no row ran
+        report(format_error(err))
         return EXIT_USAGE
     return EXIT_OK if summary.ok == summary.total else EXIT_ERROR
 
