@@ -101,7 +101,7 @@ def test_rows_finishing_out_of_order_are_written_in_input_order_and_concurrency_
         with lock:
             in_flight[0] += 1
             most[0] = max(most[0], in_flight[0])
-        time.sleep(0.05 + 0.05 * (8 - int(name[1:])) / 2)  # the first rows answer last
+        time.sleep(0.1 + 0.05 * (8 - int(name[1:])))  # the first rows answer last
         with lock:
             in_flight[0] -= 1
         return f"<output>hello {name}</output>"
