@@ -2,7 +2,7 @@
 row's inputs bound as globals; never raises for the user's errors (they become status "error").
 
 What costs the same for every row is done once per process: the prelude is read once (see
-lang/prelude.py) and the templates once per program and template directories (`library_for`);
+lang/prelude.py) and the templates once per batch (`library_for`);
 each row gets a copy it may add to (defatom) without another row seeing it.
 """
 
@@ -12,6 +12,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -41,14 +42,18 @@ def plain_settings(settings: Settings, **changes: Any) -> dict[str, Any]:
     return data
 
 
-def library_for(settings: Settings, program: Path) -> TaskLibrary:
+def library_for(
+    batch_id: str, settings: Settings, program: Path, warn: Callable[[str], None] | None = None
+) -> TaskLibrary:
     """The templates program sees (stdlib, its tasks/, ./tasks, the template directories), read
-    once per process; a template error is raised (the batch reports it before any row runs)."""
-    key = (str(program.resolve()), settings.templates, settings.template_flags, str(Path.cwd()))
+    once per batch and process (a later batch reads them again, edited or not); a template error
+    is raised (the batch reports it before any row runs), and warnings of loading them (a
+    template overriding another) go to warn, once."""
+    key = (batch_id, str(program.resolve()), settings.templates, settings.template_flags, str(Path.cwd()))
     with _LIBRARIES_LOCK:
         found = _LIBRARIES.get(key)
         if found is None:
-            system = TaskSystem(settings, lambda message: None)
+            system = TaskSystem(settings, warn or (lambda message: None))
             system.load_templates(program=program)
             found = system.library
             found.templates  # noqa: B018  (reads the stdlib's lazy templates now, once)
@@ -101,7 +106,7 @@ class RowRuntime(Runtime):
         super().__init__(settings, out=sys.stderr, err=sys.stderr, load_templates=False)
         self._store = store
         self._row_run_id = job.run_id
-        self.tasks.library = library_for(settings, Path(job.program.path)).copy(self.warn)
+        self.tasks.library = library_for(job.batch_id, settings, Path(job.program.path)).copy(self.warn)
         if budget is not None:
             self.tasks.budget = RowBudget(budget)
 
