@@ -24,7 +24,7 @@ from typing import Any, Protocol, TextIO
 
 from ..config import Settings
 from ..diagnostics import warning_line
-from ..errors import BatchError
+from ..errors import BatchError, ServiceError
 from ..handler.cost import CostBudget, format_cost
 from ..runs import batches
 from ..runs.journal import new_run_id, program_hash
@@ -34,7 +34,7 @@ from ..syntax.reader import read
 from ..tasks.progress import progress
 from .input_lines import check_input, read_rows
 from .out_file import OutFile
-from .row_runner import library_for, plain_settings
+from .row_runner import cassette_for, library_for, plain_settings
 from .rows import ProgramBundle, RowJob, RowOutcome
 from .thread_executor import ThreadExecutor
 
@@ -125,6 +125,12 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     )
     batch_id = options.resume or uuid.uuid4().hex[:12]
     library_for(batch_id, settings, options.program, warn)  # nor one whose templates do not load
+    if settings.record and options.executor == "ray":
+        raise BatchError("--record cannot be used with --executor ray (rows record in other processes)")
+    try:
+        cassette_for(batch_id, settings)  # nor one whose cassette cannot be read
+    except ServiceError as err:
+        raise BatchError(err.message) from None
     store: Store | None = None
     if options.resume is not None:  # a new batch makes its store only once its input is checked
         if not Path(settings.store).is_file():

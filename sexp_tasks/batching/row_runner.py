@@ -21,6 +21,7 @@ from ..config import Settings
 from ..diagnostics import failed_result_line, format_failure
 from ..handler.cost import CostBudget
 from ..handler.llm import ModelReply
+from ..handler.replay import Cassette
 from ..lang.printer import to_json
 from ..redact import scrub
 from ..results import TaskError
@@ -31,6 +32,7 @@ from ..tasks.runner import TaskSystem
 from .rows import RowJob, RowOutcome
 
 _LIBRARIES: dict[tuple[Any, ...], TaskLibrary] = {}
+_CASSETTES: dict[tuple[str, str, str], Cassette] = {}
 _LIBRARIES_LOCK = threading.Lock()
 _PLAIN = {f.name for f in fields(Settings)} - {"warnings", "sources"}
 
@@ -60,6 +62,22 @@ def library_for(
             if len(_LIBRARIES) >= 8:
                 _LIBRARIES.clear()
             _LIBRARIES[key] = found
+        return found
+
+
+def cassette_for(batch_id: str, settings: Settings) -> Cassette | None:
+    """The batch's one cassette (--record or --replay), made once per batch and process: a
+    recording one is emptied once, then every row appends to it; None without either."""
+    mode, path = ("record", settings.record) if settings.record else ("replay", settings.replay)
+    if not path:
+        return None
+    key = (batch_id, mode, str(Path(path).resolve()))
+    with _LIBRARIES_LOCK:
+        found = _CASSETTES.get(key)
+        if found is None:
+            if len(_CASSETTES) >= 8:
+                _CASSETTES.clear()
+            found = _CASSETTES[key] = Cassette(path, mode)
         return found
 
 
@@ -109,6 +127,7 @@ class RowRuntime(Runtime):
         self.tasks.library = library_for(job.batch_id, settings, Path(job.program.path)).copy(self.warn)
         if budget is not None:
             self.tasks.budget = RowBudget(budget)
+        self.tasks.cassette = cassette_for(job.batch_id, settings)
 
     def _open_store(self, create: bool) -> Store:
         return self._store
