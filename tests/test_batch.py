@@ -269,6 +269,9 @@ def test_usage_errors(cli: Cli, workspace: Path) -> None:
         "",
         "error: the concurrency must be a positive integer, not 0\n",
     )
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", "--out", "p.sexp/out.jsonl")
+    assert status == 2 and err.startswith("error: cannot write 'p.sexp/out.jsonl': ")
+    assert cli("runs") == (0, "", "")  # no batch was recorded
     write(workspace / "bad.sexp", "(+ 1\n")
     status, _, err = cli("batch", "bad.sexp", "--data", "in.jsonl")
     assert status == 2 and err.startswith("bad.sexp:1:1: error: ")

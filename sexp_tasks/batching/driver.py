@@ -205,16 +205,18 @@ class _Batch:
             )
 
     def run(self, batch_id: str, began: float) -> BatchSummary:
-        out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index))
         executor: Executor | None = None
-        try:
+        out: OutFile | None = None
+        try:  # an executor that cannot start (Ray unreachable) or an OUT that cannot be written: no batch
             executor = self.make_executor(self.store, self.budget, self.options.ray_address)
+            out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index))
             held = self._record(batch_id)
             out.start()
         except BaseException:  # the batch never started: let go of what it holds
             if executor is not None:
                 executor.close()
-            out.close()
+            if out is not None:
+                out.close()
             raise
         try:
             self._say(f"batch: {batch_id}")
