@@ -30,6 +30,7 @@ from ..lang.deepstack import run_with_deep_stack
 from ..lang.printer import to_json, to_repr
 from ..lang.values import Value
 from ..redact import hide_credentials_from_other_processes
+from .batch_commands import add_batch_parser, batch_command
 from .bindings import parse_bindings
 from .doc_commands import add_doc_parser, doc_command
 from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="evaluate an expression and print its value")
     evaluate.add_argument("expression", help="the program text: one or more forms")
     _program_options(evaluate)
+    add_batch_parser(commands)
 
     tasks = commands.add_parser("tasks", help="list, show, validate and match task templates")
     actions = tasks.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
@@ -231,6 +233,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     settings = _settings(cwd, _overrides(args))
     if args.command == "config":
         return _guarded(args, lambda: config_command(settings, args.json))
+    if args.command == "batch":
+        return _guarded(args, lambda: batch_command(args, settings))
     if args.command == "run":
         path = Path(args.file)
         try:
