@@ -138,6 +138,20 @@ class RunError(SexpError):
     error_type = "RUN_ERROR"
 
 
+class BatchError(SexpError):
+    """A batch that cannot start (SPEC §10.5): a malformed input line, an unknown or edited
+    batch, bad options, an executor that is not installed. where: `IN.jsonl:7` for a line."""
+
+    error_type = "BATCH_ERROR"
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(message)
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
 class StoreError(SexpError):
     """The run store cannot be opened or written: corrupt, locked, or not a store at all."""
 

@@ -123,10 +123,11 @@ class Runtime(TaskServices):
             self._run_time = (self._run_time[0], time.monotonic())
 
     # Recording ----------------------------------------------------------------------------
-    def start_run(self, program: str, text: str, inputs: dict[str, Value]) -> str:
-        """Record this run in the store from now on; its id (also printed as `run: <id>`)."""
+    def start_run(self, program: str, text: str, inputs: dict[str, Value], run_id: str | None = None) -> str:
+        """Record this run in the store from now on, under run_id (a new id by default: a batch
+        chooses its rows'); its id (also printed as `run: <id>`)."""
         store = self._open_store(create=True)
-        run_id = new_run_id()
+        run_id = run_id or new_run_id()
         self._run_lock = store.hold_run(run_id)
         store.begin_run(run_id, program, program_hash(text), _json_inputs(inputs))
         self.tasks.journal = Journal(store, run_id, root=_program_root(program))

@@ -30,6 +30,7 @@ from ..lang.deepstack import run_with_deep_stack
 from ..lang.printer import to_json, to_repr
 from ..lang.values import Value
 from ..redact import hide_credentials_from_other_processes
+from .batch_commands import add_batch_parser, batch_command
 from .bindings import parse_bindings
 from .doc_commands import add_doc_parser, doc_command
 from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
@@ -118,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.add_argument("directory", nargs="?", metavar="DIR", help="where (default: here; made if need be)")
     add_doc_parser(commands)
+    add_batch_parser(commands)
     return parser
 
 
@@ -231,6 +233,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     settings = _settings(cwd, _overrides(args))
     if args.command == "config":
         return _guarded(args, lambda: config_command(settings, args.json))
+    if args.command == "batch":
+        return _guarded(args, lambda: batch_command(args, settings))
     if args.command == "run":
         path = Path(args.file)
         try:

@@ -6,13 +6,22 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..config import Settings
 from ..diagnostics import error_line, report
 from ..handler.cost import format_cost
+from ..runs import batches
 from ..runs.store import Store
-from ..runs.traces import format_run_line, format_trace, run_summary, trace_json
+from ..runs.traces import (
+    duration,
+    format_duration,
+    format_run_line,
+    format_time,
+    format_trace,
+    run_summary,
+    trace_json,
+)
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -32,14 +41,59 @@ def runs_command(settings: Settings, as_json: bool, limit: int, out: TextIO | No
     out = out or sys.stdout
     store = open_store(settings)
     summaries = [] if store is None else [run_summary(run) for run in store.recent_runs(limit)]
+    lines: list[str] = []
     if store is not None:
-        store.close()
+        try:
+            lines = _listing(store, summaries)
+        finally:
+            store.close()
     if as_json:
         out.write(json.dumps(summaries, ensure_ascii=False) + "\n")
-    for summary in [] if as_json else summaries:
-        out.write(format_run_line(summary) + "\n")
+    for line in [] if as_json else lines:
+        out.write(line + "\n")
     out.flush()
     return EXIT_OK
+
+
+def _listing(store: Store, summaries: list[dict[str, Any]]) -> list[str]:
+    """The lines of `sexp runs`: a run of its own on a line; the runs of a batch's rows under
+    their batch's line (`batch <id> ... <ok>/<total> ok ...`), indented, in row order, where the
+    newest of them would be. A batch row's JSON summary gets "batch" and "batch_index"."""
+    rows = batches.batches_of_runs(store, [summary["id"] for summary in summaries])
+    members: dict[str, list[dict[str, Any]]] = {}
+    for summary in summaries:
+        if summary["id"] in rows:
+            summary["batch"], summary["batch_index"] = rows[summary["id"]]
+            members.setdefault(summary["batch"], []).append(summary)
+    lines: list[str] = []
+    for summary in summaries:
+        batch_id = summary.get("batch")
+        if batch_id is None:
+            lines.append(format_run_line(summary))
+        elif batch_id in members:
+            lines.append(_batch_line(batches.batch_summary(store, batch_id), batch_id))
+            for member in sorted(members.pop(batch_id), key=lambda found: found["batch_index"]):
+                lines.append(f"  {format_run_line(member)}  (row {member['batch_index']})")
+    return lines
+
+
+def _batch_line(batch: dict[str, Any] | None, batch_id: str) -> str:
+    """`batch <id>  <started>  <status>  <ok>/<total> ok  <tokens> tokens  <cost>  <time>  <program>`."""
+    if batch is None:
+        return f"batch {batch_id}"
+    lasted = format_duration(duration(batch["started_at"], batch["ended_at"]))
+    return "  ".join(
+        [
+            f"batch {batch['id']}",
+            format_time(batch["started_at"]),
+            f"{batch['status']:<11}",
+            f"{batch['ok']}/{batch['total']} ok",
+            f"{batch['tokens']:>7} tokens",
+            f"{format_cost(batch['cost_usd']):>9}",
+            f"{lasted:>6}",
+            batch["program"],
+        ]
+    )
 
 
 def trace_command(

@@ -92,8 +92,19 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         "hiding credentials (every command but --help), a script, an interrupt: 1.5 ms",
         program=False,
     ),
+    "sexp_tasks.batching.ray_executor": Lazy(
+        ("sexp_tasks.batching.driver",),
+        "`sexp batch --executor ray` alone: Ray is an optional extra, and importing it takes seconds",
+        program=True,
+        brings=("ray",),
+    ),
     "sexp_tasks.runtime": Lazy(
-        ("sexp_tasks.cli.main", "sexp_tasks.cli.task_commands", "sexp_tasks.cli.doc_commands"),
+        (
+            "sexp_tasks.cli.main",
+            "sexp_tasks.cli.task_commands",
+            "sexp_tasks.cli.doc_commands",
+            "sexp_tasks.cli.batch_commands",
+        ),
         "running or checking a program: the language and the task system, 38 ms"
         " (`sexp tasks validate` reads templates without them)",
         program=False,
@@ -107,6 +118,11 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         ("sexp_tasks.cli.main",),
         "`sexp runs` and `trace`, and `run`'s closing summary: the run store, and traces"
         " (which import the handler): 35 ms",
+        program=False,
+    ),
+    "sexp_tasks.batching.driver": Lazy(
+        ("sexp_tasks.cli.batch_commands",),
+        "`sexp batch`: the batch driver, the language and the run store, as `run` needs them",
         program=False,
     ),
     "sexp_tasks.cli.index_commands": Lazy(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import FormError
@@ -44,7 +45,7 @@ class LazyDefinitions:
         """Read a library file; every form must be a definition (define ...): a form whose
         description says it defines (SpecialForm.defines), in the compiler's table."""
         text = path.read_text(encoding="utf-8")
-        forms = read(text, str(path))
+        forms = _library_forms(text, str(path))
         starts: list[tuple[int, int, str]] = []
         definitions: list[tuple[str, Node]] = []
         for form in forms:
@@ -135,9 +136,6 @@ class LazyDefinitions:
                 self.resolve(name)
 
 
-
-
-
 def _list_end(text: str) -> int | None:
     """Where the list text begins with closes in text (strings and comments skipped), or None."""
     depth, in_string, escaped = 0, False, False
@@ -156,3 +154,10 @@ def _list_end(text: str) -> int | None:
             if depth == 0:
                 return index
     return None
+
+
+@lru_cache(maxsize=16)
+def _library_forms(text: str, origin: str) -> tuple[Node, ...]:
+    """A library file's forms, read once per process: nodes are never mutated, so every Runtime
+    shares them (reading the prelude was most of what building one cost; a batch builds one a row)."""
+    return tuple(read(text, origin))

@@ -28,6 +28,14 @@ class TaskLibrary:
             self._load_lazy(next(iter(self._lazy)))
         return self._templates
 
+    def copy(self, warn: Callable[[str], None]) -> TaskLibrary:
+        """A library holding the same templates (read once, shared: templates are not changed
+        once loaded) that a run can add to without changing this one (a batch's rows)."""
+        twin = TaskLibrary(warn)
+        twin._templates = dict(self._templates)
+        twin._lazy = dict(self._lazy)
+        return twin
+
     def add_lazy_directory(self, directory: Path) -> None:
         """Register directory's NAME.xml files, each defining task NAME, to be read when needed."""
         for path in sorted(directory.glob("*.xml")):

@@ -1,0 +1,66 @@
+"""`sexp_tasks.batch(...)`: `sexp batch` from Python (SPEC §10.5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..batching.driver import BatchOptions, run_batch
+from ..batching.input_lines import write_rows
+from .embed import api_settings
+
+__all__ = ["batch"]
+
+
+def batch(
+    path: str | Path,
+    data: str | Path | Iterable[dict[str, Any]] | None,
+    *,
+    out: str | Path | None = None,
+    concurrency: int | None = None,
+    executor: str = "threads",
+    ray_address: str | None = None,
+    resume: str | None = None,
+    force: bool = False,
+    **settings: Any,
+) -> list[dict[str, Any]]:
+    """Run the program at path once per row of data, as `sexp batch` does; the rows (OUT's
+    lines, as dicts: index, status, value, error, run_id, tokens, cost_usd, seconds), in input
+    order.
+
+    data: a .jsonl file's path, or an iterable of dicts with string keys (its rows; None with
+    resume: the batch's recorded file). out: the results file (default `<stem>.results.jsonl` in
+    the working directory). settings: the sexp.toml keys, `mock_responses` and `quiet`. A batch
+    that cannot start raises a SexpError (BatchError for its input, options or resume); a failing
+    row does not raise: its status is "error"."""
+    resolved = api_settings(settings)
+    spooled: str | None = None
+    if data is None or isinstance(data, (str, Path)):
+        source, label = (Path(data) if data is not None else None), None
+    else:  # rows from Python: written to a file first, so that they are checked before any runs
+        handle, spooled = tempfile.mkstemp(prefix="sexp-batch-", suffix=".jsonl")
+        os.close(handle)
+        write_rows(data, Path(spooled))
+        source, label = Path(spooled), "<python>"
+    try:
+        options = BatchOptions(
+            program=Path(path),
+            data=source,
+            out=Path(out) if out is not None else None,
+            concurrency=concurrency,
+            executor=executor,
+            ray_address=ray_address,
+            resume=resume,
+            force=force,
+            data_label=label,
+        )
+        summary = run_batch(options, resolved)
+    finally:
+        if spooled is not None:
+            os.unlink(spooled)
+    with summary.out.open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]

@@ -1,0 +1,303 @@
+"""`sexp batch` and `sexp_tasks.batch(...)` (SPEC §10.5): run a program once per input line,
+each line its own recorded run, on an executor, writing OUT in input order.
+
+The driver checks the whole input first (nothing runs when a line is malformed), records the
+batch in the store, hands rows to the executor lazily (never more than `concurrency` in flight),
+records each row in `batch_rows` as it starts and as it ends, writes OUT as rows finish, and
+ends with the summary line. `--resume` runs only the rows without an ok result, resuming the
+runs they recorded, so no completed model call is paid twice.
+
+The budget (`--max-cost`) is the whole batch's: on threads every row reserves from one shared
+budget (a row refused by it ends FAILED, status "error", with the budget's message); on Ray each
+row starts with what is left of it when the row is submitted.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from ..config import Settings
+from ..errors import BatchError
+from ..handler.cost import CostBudget, format_cost
+from ..runs import batches
+from ..runs.journal import new_run_id, program_hash
+from ..runs.store import Store
+from ..runtime import Runtime
+from ..syntax.reader import read
+from ..tasks.progress import progress
+from .input_lines import check_input, read_rows
+from .out_file import OutFile
+from .row_runner import library_for, plain_settings
+from .rows import ProgramBundle, RowJob, RowOutcome
+from .thread_executor import ThreadExecutor
+
+RAY_MISSING = "the Ray executor needs Ray, which is not installed: pip install 'sexp-tasks[ray]'"
+
+
+class Executor(Protocol):
+    """What runs rows: ThreadExecutor here, RayExecutor (batch/ray_executor.py) on Ray."""
+
+    def run(self, jobs: Iterator[RowJob], concurrency: int) -> Iterator[RowOutcome]:
+        """Each job's outcome in the order rows finish, taking jobs only as rows can start."""
+        ...
+
+    def close(self) -> None:
+        """Start no more rows and let go of what the executor holds."""
+        ...
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """What a batch is asked to do (the command's and the Python entry point's options)."""
+
+    program: Path
+    data: Path | None  # the JSONL input; None when resuming: the batch's recorded input
+    out: Path | None = None  # default: <program stem>.results.jsonl in the working directory
+    concurrency: int | None = None  # default: the `concurrency` setting
+    executor: str = "threads"
+    ray_address: str | None = None
+    resume: str | None = None
+    force: bool = False
+    data_label: str | None = None  # what the store records as the input (`<python>` for rows given in Python)
+    shared_inputs: dict[str, Any] = field(
+        default_factory=dict
+    )  # --set: bound in every row (a row's key wins)
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """How a batch ended: its id, rows ok of all rows, tokens, cost (all of its rows), seconds
+    (this invocation's), and the OUT file."""
+
+    batch_id: str
+    ok: int
+    total: int
+    tokens: int
+    cost_usd: float
+    seconds: float
+    out: Path
+
+    def line(self) -> str:
+        """`batch: <id> <ok>/<total> ok, <tokens> tokens, $<cost>, <seconds> s`."""
+        return (
+            f"batch: {self.batch_id} {self.ok}/{self.total} ok, {self.tokens} tokens, "
+            f"{format_cost(self.cost_usd)}, {self.seconds:.1f} s"
+        )
+
+
+ExecutorFactory = Callable[[Store, "CostBudget | None", "str | None"], Executor]
+
+
+def executor_factory(name: str) -> ExecutorFactory:
+    """What makes the executor called name: (store, the batch's budget, Ray's address) -> it.
+    Ray is imported here, and only when asked for; its absence is a BatchError."""
+    if name == "threads":
+        return lambda store, budget, address: ThreadExecutor(store, budget)
+    if name == "ray":
+        try:
+            from .ray_executor import RayExecutor  # lazy: Ray is an optional extra (cli/startup.py)
+        except ImportError:
+            raise BatchError(RAY_MISSING) from None
+        return lambda store, budget, address: RayExecutor(address, store.path)
+    raise BatchError(f"unknown executor '{name}' (choose threads or ray)")
+
+
+def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = None) -> BatchSummary:
+    """Run (or resume) a batch; its summary. A BatchError (or the program's ReadError) before
+    any row runs when the batch cannot start."""
+    stream = err or sys.stderr
+    began = time.monotonic()
+    concurrency = options.concurrency if options.concurrency is not None else settings.concurrency
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise BatchError(f"the concurrency must be a positive integer, not {concurrency!r}")
+    make_executor = executor_factory(options.executor)  # before anything: Ray may be missing
+    text = _program_text(options.program)
+    read(text, str(options.program))  # a program that does not read is no batch (exit 2)
+    library_for(settings, options.program)  # nor one whose templates do not load
+    store: Store | None = None
+    if options.resume is not None:  # a new batch makes its store only once its input is checked
+        if not Path(settings.store).is_file():
+            raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
+        store = Store(settings.store, create=False)
+    try:
+        job = _Batch(options, settings, stream, store, text, concurrency, make_executor)
+        store = job.store
+        return job.run(began)
+    finally:
+        if store is not None:
+            store.close()
+
+
+class _Batch:
+    """One invocation of a batch, from its checks to its summary."""
+
+    def __init__(
+        self,
+        options: BatchOptions,
+        settings: Settings,
+        err: TextIO,
+        store: Store | None,
+        text: str,
+        concurrency: int,
+        make_executor: ExecutorFactory,
+    ) -> None:
+        """store: the open store of a resumed batch; a new batch opens (or makes) it once its input
+        is checked."""
+        self.options, self.settings, self.err = options, settings, err
+        self.concurrency = concurrency
+        self.make_executor = make_executor
+        self.bundle = ProgramBundle(str(options.program), text, {})
+        self.recorded: dict[str, Any] | None = None
+        if store is not None and options.resume is not None:
+            self.recorded = batches.batch(store, options.resume)
+            if self.recorded is None:
+                raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
+        self.data = self._data()
+        special_forms = Runtime(settings, load_templates=False).compiler.forms
+        self.total, self.digest = check_input(self.data, special_forms)
+        self._check_resumable()
+        self.out = options.out or self._recorded_out() or Path(f"{options.program.stem}.results.jsonl")
+        self.budget = None if settings.max_cost_usd is None else CostBudget(settings.max_cost_usd)
+        self.store = store or Store(settings.store, create=True)
+
+    def _data(self) -> Path:
+        if self.options.data is not None:
+            return self.options.data
+        if self.recorded is None:
+            raise BatchError("no input: give --data IN.jsonl")
+        if self.recorded["data"].startswith("<"):
+            raise BatchError(f"batch {self.recorded['id']}'s rows were given from Python: give them again")
+        return Path(self.recorded["data"])
+
+    def _recorded_out(self) -> Path | None:
+        out = (self.recorded or {}).get("options", {}).get("out")
+        return Path(out) if out else None
+
+    def _check_resumable(self) -> None:
+        recorded = self.recorded
+        if recorded is None or self.options.force:
+            return
+        if recorded["program_hash"] != program_hash(self.bundle.text):
+            raise BatchError(
+                f"the program has changed since batch {recorded['id']} was recorded; resume anyway with"
+                " --force (rows whose requests changed will run again)"
+            )
+        if recorded["options"].get("data_digest") not in (None, self.digest):
+            raise BatchError(
+                f"the input has changed since batch {recorded['id']} was recorded; resume anyway with --force"
+            )
+
+    def run(self, began: float) -> BatchSummary:
+        batch_id = self.options.resume or uuid.uuid4().hex[:12]
+        if self.recorded is None:
+            options = {
+                "total": self.total,
+                "out": str(self.out),
+                "data_digest": self.digest,
+                "concurrency": self.concurrency,
+                "executor": self.options.executor,
+            }
+            label = self.options.data_label or str(self.data)
+            held = batches.begin_batch(
+                self.store,
+                batch_id,
+                str(self.options.program),
+                program_hash(self.bundle.text),
+                label,
+                options,
+            )
+        else:
+            digest = program_hash(self.bundle.text) if self.options.force else None
+            held = batches.reopen_batch(self.store, batch_id, digest)
+            if self.budget is not None:
+                self.budget.seed(batches.batch_spent(self.store, batch_id))
+        try:
+            self._say(f"batch: {batch_id}")
+            status = self._run_rows(batch_id)
+        finally:
+            held.close()
+        summary = batches.batch_summary(self.store, batch_id) or {}
+        result = BatchSummary(
+            batch_id,
+            summary.get("ok", 0),
+            self.total,
+            summary.get("tokens", 0),
+            summary.get("cost_usd", 0.0),
+            time.monotonic() - began,
+            self.out,
+        )
+        self._say(result.line())
+        if status == "interrupted":
+            raise KeyboardInterrupt
+        return result
+
+    def _run_rows(self, batch_id: str) -> str:
+        executor = self.make_executor(self.store, self.budget, self.options.ray_address)
+        out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index))
+        bar = progress(self.err, self.settings.quiet, "batch", self.total)
+        status = "interrupted"
+        try:
+            with bar:
+                threads = min(self.concurrency, max(self.total, 1))  # no more workers than rows
+                for outcome in executor.run(self._jobs(batch_id, out, bar.advance), threads):
+                    row = outcome.as_json()
+                    batches.row_ended(self.store, batch_id, row)
+                    if self.budget is not None and self.options.executor != "threads":
+                        self.budget.seed(self.budget.spent + outcome.cost_usd)  # rows not sharing it
+                    out.add(row)
+                    bar.advance()
+            ok = batches.batch_summary(self.store, batch_id) or {}
+            status = "completed" if ok.get("ok") == self.total and out.written == self.total else "failed"
+        except KeyboardInterrupt:  # Ctrl-C: stop the rows in flight; the batch resumes later
+            interrupt = getattr(executor, "interrupt", None)
+            if interrupt is not None:
+                interrupt()
+        finally:
+            executor.close()
+            out.close()
+            batches.end_batch(self.store, batch_id, status)
+            if status == "interrupted":
+                self._say(f"resume with: sexp batch {self.options.program} --resume {batch_id}")
+        return status
+
+    def _jobs(self, batch_id: str, out: OutFile, advance: Any) -> Iterator[RowJob]:
+        """The rows to run, read from the input as the executor asks for them."""
+        resuming = self.recorded is not None
+        for index, inputs in enumerate(read_rows(self.data)):
+            run_id, again = new_run_id(), False
+            if resuming:
+                stored = batches.stored_row(self.store, batch_id, index)
+                if stored is not None and stored["status"] == "ok":
+                    out.add_stored(index)
+                    advance()
+                    continue
+                if stored is not None:
+                    run_id, again = stored["run_id"], True
+            batches.row_started(self.store, batch_id, index, run_id)
+            settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
+            inputs = {**self.options.shared_inputs, **inputs} if self.options.shared_inputs else inputs
+            yield RowJob(batch_id, index, inputs, self.bundle, settings, run_id, again, self.options.force)
+
+    def _left(self) -> float | None:
+        """What is left of the batch's budget, for a row that does not share it (Ray)."""
+        if self.budget is None:
+            return None
+        return max(self.budget.limit or 0.0, 0.0) - self.budget.spent
+
+    def _say(self, line: str) -> None:
+        if not self.settings.quiet:
+            self.err.write(line + "\n")
+            self.err.flush()
+
+
+def _program_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise BatchError(f"cannot read '{path}': {getattr(err, 'strerror', None) or err}") from None

@@ -1,0 +1,167 @@
+"""Running one row of a batch: a Runtime of its own, recording into the batch's store, with the
+row's inputs bound as globals; never raises for the user's errors (they become status "error").
+
+What costs the same for every row is done once per process: the prelude is read once (see
+lang/prelude.py) and the templates once per program and template directories (`library_for`);
+each row gets a copy it may add to (defatom) without another row seeing it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from ..diagnostics import failed_result_line, format_failure
+from ..handler.cost import CostBudget
+from ..handler.llm import ModelReply
+from ..lang.printer import to_json
+from ..redact import scrub
+from ..results import TaskError
+from ..runs.store import Store
+from ..runtime import Runtime
+from ..tasks.library import TaskLibrary
+from ..tasks.runner import TaskSystem
+from .rows import RowJob, RowOutcome
+
+_LIBRARIES: dict[tuple[Any, ...], TaskLibrary] = {}
+_LIBRARIES_LOCK = threading.Lock()
+_PLAIN = {f.name for f in fields(Settings)} - {"warnings", "sources"}
+
+
+def plain_settings(settings: Settings, **changes: Any) -> dict[str, Any]:
+    """settings as the plain data a RowJob carries (Settings(**it) makes them again)."""
+    data = {key: value for key, value in asdict(settings).items() if key in _PLAIN}
+    data.update(changes)
+    return data
+
+
+def library_for(settings: Settings, program: Path) -> TaskLibrary:
+    """The templates program sees (stdlib, its tasks/, ./tasks, the template directories), read
+    once per process; a template error is raised (the batch reports it before any row runs)."""
+    key = (str(program.resolve()), settings.templates, settings.template_flags, str(Path.cwd()))
+    with _LIBRARIES_LOCK:
+        found = _LIBRARIES.get(key)
+        if found is None:
+            system = TaskSystem(settings, lambda message: None)
+            system.load_templates(program=program)
+            found = system.library
+            found.templates  # noqa: B018  (reads the stdlib's lazy templates now, once)
+            if len(_LIBRARIES) >= 8:
+                _LIBRARIES.clear()
+            _LIBRARIES[key] = found
+        return found
+
+
+class RowBudget(CostBudget):
+    """A row's view of the batch's one budget: reservations and spending go to the shared
+    budget; what the row's own calls made is counted here too."""
+
+    def __init__(self, shared: CostBudget) -> None:
+        super().__init__(shared.limit)
+        self.shared = shared
+
+    @property
+    def spent(self) -> float:
+        return self.shared.spent
+
+    @property
+    def largest_output(self) -> int:
+        return self.shared.largest_output
+
+    def seed(self, spent: float) -> None:
+        """Nothing: the batch's budget was seeded once with what all its rows had spent."""
+
+    def refusal(self) -> TaskError | None:
+        return self.shared.refusal()
+
+    def reserve(self, estimate: float) -> TaskError | None:
+        return self.shared.reserve(estimate)
+
+    def settle(self, reserved: float, reply: ModelReply | None) -> None:
+        self.shared.settle(reserved, reply)
+        if reply is not None:
+            super().spend(reply)
+
+    def spend(self, reply: ModelReply) -> None:
+        self.shared.spend(reply)
+        super().spend(reply)
+
+
+class RowRuntime(Runtime):
+    """A Runtime recording one row's run into the batch's open store, under the run id the
+    batch chose; it announces nothing (the batch's own lines say what happens)."""
+
+    def __init__(self, settings: Settings, store: Store, job: RowJob, budget: CostBudget | None) -> None:
+        super().__init__(settings, out=sys.stderr, err=sys.stderr, load_templates=False)
+        self._store = store
+        self._row_run_id = job.run_id
+        self.tasks.library = library_for(settings, Path(job.program.path)).copy(self.warn)
+        if budget is not None:
+            self.tasks.budget = RowBudget(budget)
+
+    def _open_store(self, create: bool) -> Store:
+        return self._store
+
+    def start_run(self, program: str, text: str, inputs: dict[str, Any], run_id: str | None = None) -> str:
+        return super().start_run(program, text, inputs, run_id or self._row_run_id)
+
+    def _announce(self, run_id: str) -> None:
+        pass
+
+    def _resume_hint(self, run_id: str, program: str | None) -> None:
+        pass
+
+    def release(self) -> None:
+        """Let go of the run's lock now, rather than when this object is collected."""
+        held = self._run_lock
+        self._run_lock = None
+        close = getattr(held, "close", None)
+        if close is not None:
+            close()
+
+
+def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowOutcome:
+    """Run (or resume) job's row as its own recorded run in store; how it ended.
+
+    budget: the batch's shared budget (None: the row's own, from its settings' max_cost_usd).
+    A row whose recorded run never began (the batch was killed just before) starts it afresh."""
+    began = time.monotonic()
+    status, value, error = "error", None, None
+    runtime: RowRuntime | None = None
+    try:
+        settings = Settings(**job.settings)
+        runtime = RowRuntime(settings, store, job, budget)
+        for name, given in job.inputs.items():
+            runtime.define(name, given)
+        resume = job.run_id if job.resuming and store.run(job.run_id) is not None else None
+        path = Path(job.program.path)
+        result = runtime.run_recorded(path, job.program.text, dict(job.inputs), resume, job.force)
+        failure = failed_result_line(result)
+        if failure is None:
+            status, value = "ok", json.loads(to_json(result))  # to_json refuses NaN and infinity
+        else:
+            error = " ".join(failure.split())
+    except Exception as exc:  # the row's error (or a bug): the row failed, the batch goes on
+        error = scrub(format_failure(exc).splitlines()[0])
+    finally:
+        if runtime is not None:
+            runtime.release()
+    tokens, cost = run_totals(store, job.run_id)
+    seconds = round(time.monotonic() - began, 3)
+    return RowOutcome(job.index, status, value, error, job.run_id, tokens, cost, seconds)
+
+
+def run_totals(store: Store, run_id: str) -> tuple[int, float]:
+    """The tokens and cost of a run's steps (as `sexp runs` counts them), resumed steps included."""
+    rows = store.query(
+        """SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens,
+                  COALESCE(SUM(cost_usd), 0) AS cost FROM steps WHERE run_id = ?""",
+        (run_id,),
+    )
+    return int(rows[0]["tokens"]), float(rows[0]["cost"])

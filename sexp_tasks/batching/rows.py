@@ -1,0 +1,60 @@
+"""What crosses from the batch's driver to whatever runs a row (a thread here, a Ray worker on
+another machine): plain, picklable data, no open file and no Runtime."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ProgramBundle:
+    """The program every row runs.
+
+    templates: template files by relative path -> text, for a worker that does not have them
+    (the Ray executor fills it; on threads it is empty and rows read the template directories)."""
+
+    path: str  # the program's path as given (error positions, step keys)
+    text: str
+    templates: dict[str, str]
+
+
+@dataclass(frozen=True)
+class RowJob:
+    """One input line to run: its inputs bound as globals, as its own recorded run."""
+
+    batch_id: str
+    index: int  # 0-based, in input order
+    inputs: dict[str, Any]  # the line's JSON object
+    program: ProgramBundle
+    settings: dict[str, Any]  # the row's Settings fields as plain data (config.Settings(**settings))
+    run_id: str  # the row's run: a new id, or the recorded one when resuming
+    resuming: bool  # resume run_id's recorded steps
+    force: bool = False  # resume even if the program changed since run_id was recorded
+
+
+@dataclass(frozen=True)
+class RowOutcome:
+    """How a row ended: one OUT line (`as_json`) and its batch_rows record."""
+
+    index: int
+    status: str  # "ok" | "error"
+    value: Any  # the final value as `sexp run --json` prints it (None on error)
+    error: str | None  # one line: `file:line:col: error: message`; None when ok
+    run_id: str
+    tokens: int
+    cost_usd: float
+    seconds: float
+
+    def as_json(self) -> dict[str, Any]:
+        """The OUT line's object, its keys in SPEC §10.5's order."""
+        return {
+            "index": self.index,
+            "status": self.status,
+            "value": self.value,
+            "error": self.error,
+            "run_id": self.run_id,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "seconds": self.seconds,
+        }

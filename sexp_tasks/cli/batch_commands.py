@@ -1,0 +1,125 @@
+"""`sexp batch FILE --data IN.jsonl` (SPEC §10.5): run a program once per input line, each line
+its own recorded run; the rows' results in OUT, in input order; exit 0 when every row is ok, 1
+when one is not, 2 when the batch cannot start (a malformed input line: nothing runs)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import Settings
+from ..diagnostics import error_line, format_error, report
+from ..errors import BatchError, TemplateError
+from ..lang.printer import to_json_value
+from .bindings import parse_bindings
+
+if TYPE_CHECKING:
+    from ..batching.driver import BatchOptions
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2  # 2: the batch could not start, nothing ran
+EXECUTORS = ("threads", "ray")
+
+BATCH_HELP = """\
+Run FILE once per line of IN.jsonl, each line a JSON object whose keys bind globals (as --set
+does), each row its own recorded run (`sexp trace RUN_ID`). The rows' results go to OUT, one
+JSON line per input line, in input order: {"index", "status": "ok"|"error", "value", "error",
+"run_id", "tokens", "cost_usd", "seconds"}. A failing row never stops the others.
+
+Exit status: 0 every row ok, 1 some row failed, 2 the batch could not start (nothing ran).
+"""
+
+
+def add_batch_parser(commands: Any) -> None:
+    """`sexp batch`'s arguments, among the subcommands."""
+    batch = commands.add_parser(
+        "batch",
+        help="run a program once per line of a JSONL file",
+        description=BATCH_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    batch.add_argument("file", help="the program")
+    batch.add_argument(
+        "--data", metavar="IN.jsonl", help="the input: one JSON object a line (resuming: the batch's)"
+    )
+    batch.add_argument(
+        "--out", metavar="OUT.jsonl", help="the results (default: FILE's stem + .results.jsonl, here)"
+    )
+    batch.add_argument(
+        "--concurrency", type=int, metavar="N", help="rows at once (default: the concurrency setting)"
+    )
+    batch.add_argument(
+        "--executor", choices=EXECUTORS, default="threads", help="where rows run (default threads)"
+    )
+    batch.add_argument(
+        "--ray-address", metavar="ADDR", help="the Ray cluster (default RAY_ADDRESS, else a local Ray)"
+    )
+    batch.add_argument(
+        "--resume", metavar="BATCH_ID", help="finish a batch: run its rows without an ok result"
+    )
+    batch.add_argument(
+        "--force", action="store_true", help="with --resume: resume an edited program or input"
+    )
+    batch.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="bind a global in every row (a row's key wins)",
+    )
+    batch.add_argument(
+        "--set-str", action="append", default=[], metavar="NAME=VALUE", help="the same, as a string"
+    )
+    batch.add_argument("--model", help="the model of every task call that names none itself")
+    batch.add_argument(
+        "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
+    )
+    batch.add_argument(
+        "--mock-responses", metavar="FILE", help="replies for mock/ models, for every row's run"
+    )
+    batch.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
+    batch.add_argument("--workspace", metavar="DIR", help="the directory files are confined to")
+    batch.add_argument("--max-cost", type=float, metavar="USD", help="one budget for the whole batch")
+    batch.add_argument(
+        "-q", "--quiet", action="store_true", help="print only errors (no progress, no summary)"
+    )
+    batch.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks"
+    )
+
+
+def batch_command(args: argparse.Namespace, settings: Settings) -> int:
+    """Run the batch the arguments describe; the exit status."""
+    from ..batching.driver import run_batch  # lazy: --help starts without the language (cli/startup.py)
+
+    try:
+        summary = run_batch(_options(args, settings), settings)
+    except BatchError as err:
+        report(error_line(err.message, err.where))
+        return EXIT_USAGE
+    except TemplateError as err:  # the program's templates do not load: no row ran
+        report(format_error(err))
+        return EXIT_USAGE
+    return EXIT_OK if summary.ok == summary.total else EXIT_ERROR
+
+
+def _options(args: argparse.Namespace, settings: Settings) -> BatchOptions:
+    from ..batching.driver import BatchOptions  # lazy, as above
+    from ..runtime import Runtime  # lazy, as in cli/main.py
+
+    shared: dict[str, Any] = {}
+    if args.set or args.set_str:
+        forms = Runtime(settings, load_templates=False).compiler.forms
+        pairs = parse_bindings(args.set, True, forms) + parse_bindings(args.set_str, False, forms)
+        shared = {name: to_json_value(value) for name, value in pairs}
+    return BatchOptions(
+        program=Path(args.file),
+        data=Path(args.data) if args.data else None,
+        out=Path(args.out) if args.out else None,
+        concurrency=args.concurrency,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        resume=args.resume,
+        force=args.force,
+        shared_inputs=shared,
+    )

@@ -1,0 +1,181 @@
+"""Batches in the run store (SPEC §10.5): a batch, and one row per input line, each row naming
+its own recorded run.
+
+The tables are made by the first batch a store records (CREATE ... IF NOT EXISTS), so a store
+written before batches existed opens as it is, and reading one that has none finds none.
+A row is recorded `running` with its run's id when it starts, so that a batch killed mid-way
+knows which run to resume for it; `ok` or `error` when it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from ..errors import BatchError, StoreError
+from ..redact import scrub
+from .store import Store
+
+TABLES = (
+    """CREATE TABLE IF NOT EXISTS batches (
+        id TEXT PRIMARY KEY,
+        program TEXT NOT NULL,          -- the program file, as given
+        program_hash TEXT NOT NULL,
+        data TEXT NOT NULL,             -- the input file, or <python> for rows given from Python
+        options TEXT NOT NULL,          -- JSON: total, out, data_digest, concurrency, executor
+        status TEXT NOT NULL,           -- running | completed | failed | interrupted
+        started_at REAL NOT NULL,
+        ended_at REAL
+    )""",
+    """CREATE TABLE IF NOT EXISTS batch_rows (
+        batch_id TEXT NOT NULL REFERENCES batches(id),
+        "index" INTEGER NOT NULL,       -- 0-based, in input order
+        run_id TEXT NOT NULL,
+        status TEXT NOT NULL,           -- running | ok | error
+        value TEXT,                     -- JSON of the final value
+        error TEXT,
+        tokens INTEGER DEFAULT 0,
+        cost_usd REAL DEFAULT 0,
+        seconds REAL DEFAULT 0,
+        PRIMARY KEY (batch_id, "index")
+    )""",
+    "CREATE INDEX IF NOT EXISTS batch_rows_run ON batch_rows (run_id)",
+)
+OUT_KEYS = ("index", "status", "value", "error", "run_id", "tokens", "cost_usd", "seconds")
+
+
+def _lock_name(batch_id: str) -> str:
+    return f"batch-{batch_id}"
+
+
+def has_batches(store: Store) -> bool:
+    """Whether the store has the batch tables (a store no batch has used has none)."""
+    found = store.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'batch_rows'")
+    return bool(found)
+
+
+def begin_batch(
+    store: Store, batch_id: str, program: str, digest: str, data: str, options: dict[str, Any]
+) -> Any:
+    """Record a new batch (making the tables if need be); the lock held while it runs."""
+    for statement in TABLES:
+        store.write(statement)
+    held = store.hold_run(_lock_name(batch_id))
+    store.write(
+        """INSERT INTO batches (id, program, program_hash, data, options, status, started_at)
+           VALUES (?, ?, ?, ?, ?, 'running', ?)""",
+        (batch_id, program, digest, data, json.dumps(options), time.time()),
+    )
+    return held
+
+
+def reopen_batch(store: Store, batch_id: str, digest: str | None) -> Any:
+    """Mark a batch running again (a forced resume records the program's new hash); its lock."""
+    try:
+        held = store.hold_run(_lock_name(batch_id))
+    except StoreError:
+        raise BatchError(f"batch {batch_id} is in use by another sexp process") from None
+    store.write(
+        """UPDATE batches SET status = 'running', ended_at = NULL, program_hash = COALESCE(?, program_hash)
+           WHERE id = ?""",
+        (digest, batch_id),
+    )
+    return held
+
+
+def end_batch(store: Store, batch_id: str, status: str) -> None:
+    store.write("UPDATE batches SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), batch_id))
+
+
+def batch(store: Store, batch_id: str) -> dict[str, Any] | None:
+    """The batch's row with its options decoded, None when the store has no such batch; one whose
+    process died is `interrupted`."""
+    if not has_batches(store):
+        return None
+    rows = store.query("SELECT * FROM batches WHERE id = ?", (batch_id,))
+    if not rows:
+        return None
+    found = rows[0]
+    found["options"] = json.loads(found["options"] or "{}")
+    if found["status"] == "running" and not store.run_is_held(_lock_name(batch_id)):
+        found["status"] = "interrupted"
+    return found
+
+
+def row_started(store: Store, batch_id: str, index: int, run_id: str) -> None:
+    store.write(
+        """INSERT OR REPLACE INTO batch_rows (batch_id, "index", run_id, status)
+           VALUES (?, ?, ?, 'running')""",
+        (batch_id, index, run_id),
+    )
+
+
+def row_ended(store: Store, batch_id: str, row: dict[str, Any]) -> None:
+    """Record a finished row: the OUT line's fields."""
+    store.write(
+        """UPDATE batch_rows SET status = ?, value = ?, error = ?, tokens = ?, cost_usd = ?, seconds = ?
+           WHERE batch_id = ? AND "index" = ?""",
+        (
+            row["status"],
+            scrub(json.dumps(row["value"], ensure_ascii=False)),  # the store keeps no key (SPEC §10.1)
+            row["error"],
+            row["tokens"],
+            row["cost_usd"],
+            row["seconds"],
+            batch_id,
+            row["index"],
+        ),
+    )
+
+
+def stored_row(store: Store, batch_id: str, index: int) -> dict[str, Any] | None:
+    """Row index of the batch as its OUT line (status `running` for one that never ended)."""
+    rows = store.query('SELECT * FROM batch_rows WHERE batch_id = ? AND "index" = ?', (batch_id, index))
+    if not rows:
+        return None
+    found = rows[0]
+    found["value"] = json.loads(found["value"]) if found["value"] is not None else None
+    return {key: found[key] for key in OUT_KEYS}
+
+
+def batch_spent(store: Store, batch_id: str) -> float:
+    """What the runs of a batch's rows have cost so far, finished or not."""
+    rows = store.query(
+        """SELECT COALESCE(SUM(s.cost_usd), 0) AS cost FROM batch_rows b JOIN steps s ON s.run_id = b.run_id
+           WHERE b.batch_id = ?""",
+        (batch_id,),
+    )
+    return float(rows[0]["cost"])
+
+
+def batches_of_runs(store: Store, run_ids: list[str]) -> dict[str, tuple[str, int]]:
+    """For each of run_ids that is a batch's row: (the batch's id, the row's index)."""
+    if not run_ids or not has_batches(store):
+        return {}
+    marks = ", ".join("?" for _ in run_ids)
+    rows = store.query(f'SELECT batch_id, "index", run_id FROM batch_rows WHERE run_id IN ({marks})', run_ids)
+    return {row["run_id"]: (row["batch_id"], row["index"]) for row in rows}
+
+
+def batch_summary(store: Store, batch_id: str) -> dict[str, Any] | None:
+    """A batch as `sexp runs` shows it: id, program, status, times, rows ok and total, tokens, cost."""
+    found = batch(store, batch_id)
+    if found is None:
+        return None
+    counts = store.query(
+        """SELECT COUNT(CASE WHEN status = 'ok' THEN 1 END) AS ok, COALESCE(SUM(tokens), 0) AS tokens,
+                  COALESCE(SUM(cost_usd), 0) AS cost_usd FROM batch_rows WHERE batch_id = ?""",
+        (batch_id,),
+    )[0]
+    return {
+        "id": found["id"],
+        "program": found["program"],
+        "status": found["status"],
+        "started_at": found["started_at"],
+        "ended_at": found["ended_at"],
+        "ok": int(counts["ok"]),
+        "total": int(found["options"].get("total", 0)),
+        "tokens": int(counts["tokens"]),
+        "cost_usd": float(counts["cost_usd"]),
+    }
