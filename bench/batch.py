@@ -108,7 +108,6 @@ def one(executor: str, rows: int, concurrency: int, base_url: str) -> dict[str, 
         ok = rows
     else:
         from sexp_tasks.batching.driver import BatchOptions, run_batch
-
         from sexp_tasks.config import Settings
 
         program = work / "echo.sexp"

@@ -26,8 +26,10 @@ ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip ins
 import sexp_tasks  # noqa: E402
 from sexp_tasks.batching import ray_executor  # noqa: E402
 from sexp_tasks.batching.ray_executor import RayExecutor, start_local_ray  # noqa: E402
+from sexp_tasks.batching.row_runner import plain_settings  # noqa: E402
 from sexp_tasks.batching.rows import ProgramBundle  # noqa: E402
 from sexp_tasks.batching.shipping import pack, unpack  # noqa: E402
+from sexp_tasks.config import Settings  # noqa: E402
 from sexp_tasks.runs.store import Store  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -239,9 +241,6 @@ def test_a_program_travels_with_its_templates(tmp_path: Path, workspace: Path) -
     (workspace / "tasks").mkdir()
     (workspace / "tasks" / "echo.xml").write_text(TEMPLATE)
     (workspace / "prog.sexp").write_text("(echo x)\n")
-    from sexp_tasks.batching.row_runner import plain_settings
-    from sexp_tasks.config import Settings
-
     shipped = pack(ProgramBundle("prog.sexp", "(echo x)\n", {}), plain_settings(Settings()))
     assert shipped.templates == {str((workspace / "tasks" / "echo.xml").resolve()): TEMPLATE}
     assert unpack(shipped) == (shipped, {})  # the same machine: its files as they are
@@ -250,3 +249,15 @@ def test_a_program_travels_with_its_templates(tmp_path: Path, workspace: Path) -
     assert Path(bundle.path).read_text() == "(echo x)\n" and Path(bundle.path).name == "prog.sexp"
     (directory,) = changes["template_flags"]
     assert (Path(directory) / "echo.xml").read_text() == TEMPLATE and changes["templates"] == ()
+
+
+def test_a_cluster_address_nothing_answers_at_is_a_usage_error(
+    cli: Cli, program: Path, workspace: Path
+) -> None:
+    (workspace / "in.jsonl").write_text('{"x": "a"}\n')
+    status, out, err = cli(
+        "batch", str(program), "--data", "in.jsonl", "--executor", "ray", "--ray-address", "127.0.0.1:1"
+    )
+    assert status == 2, err
+    assert "error: cannot connect to the Ray cluster at 127.0.0.1:1: Connection refused\n" in err
+    assert "Traceback" not in err

@@ -3,17 +3,19 @@
 The one module that imports ray (pyproject.toml's import contracts), itself imported only when a
 batch asks for Ray (cli/startup.py). What runs where:
 
-- The driver (the `sexp batch` process) keeps the output file and the run store. Rows record
-  their runs through a `StoreProxy`, whose calls a `StoreKeeper` actor answers from a Store it
-  opens on the driver's store path; the keeper is pinned to the driver's node, so the SQLite file
-  never leaves that machine, and partial rows resume on Ray as they do on threads.
+- The driver (the `sexp batch` process) keeps the output file and the run store, whose SQLite
+  file never leaves its machine. Workers on that machine record their rows' runs in the file
+  itself (as several `sexp run` processes share it: no round trip per step); workers on other
+  machines through a `StoreProxy`, whose calls a `StoreKeeper` actor pinned to the driver's node
+  answers (started only when the cluster has other nodes). Partial rows resume on Ray as they do
+  on threads.
 - Rows run in `workers` row-worker actors (one process each, one CPU each), every one running up
   to ceil(concurrency / workers) rows at once on threads: a row spends its time waiting for a
   model, so a process per row in flight would only cost memory. The program text, its templates
   and the row's inputs travel with each row (the program once per worker, through the object store).
 - A worker process that dies (killed, out of memory) fails only the rows it was running: each is
-  run again once, resuming what its run recorded, on the restarted worker; a row whose worker dies
-  a second time ends as an "error" row.
+  run again once, resuming what its run recorded, on a new worker; a row whose worker dies a
+  second time ends as an "error" row.
 
 A local Ray (no --ray-address, no RAY_ADDRESS) is started for the batch, quietly (no dashboard, no
 log forwarding), with the driver's sys.path, and shut down by close(); a Ray this process already
@@ -26,6 +28,8 @@ import dataclasses
 import logging
 import math
 import os
+import re
+import socket
 import sys
 import threading
 import time
@@ -37,7 +41,7 @@ import ray
 from ray.exceptions import RayActorError, RayError, WorkerCrashedError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from ..errors import SexpError, StoreError, UsageError
+from ..errors import BatchError, SexpError, StoreError
 from ..runs.store import Store
 from .row_runner import run_row
 from .rows import RowJob, RowOutcome
@@ -45,6 +49,7 @@ from .shipping import pack, unpack
 
 RowRunner = Callable[[RowJob, Any], RowOutcome]
 RETRIES = 1  # how many times a row whose worker died is run again
+PROBE_SECONDS = 5.0  # how long a cluster's address may take to accept a connection
 DIRECT_STORE = True  # workers on the driver's machine open the store file (tests turn it off)
 
 
@@ -169,7 +174,7 @@ class RayExecutor:
         runner: RowRunner = run_row,
     ) -> None:
         if workers is not None and workers < 1:
-            raise UsageError(f"the number of Ray workers must be at least 1, not {workers}")
+            raise BatchError(f"the number of Ray workers must be at least 1, not {workers}")
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self.store_path = str(Path(store_path).resolve())
         self.workers = workers
@@ -180,11 +185,11 @@ class RayExecutor:
         self._worker_class: Any = None
         self._node: str | None = None  # the driver's Ray node
         self._programs: dict[int, Any] = {}  # id(ProgramBundle) -> (bundle, its ref)
+        if not ray.is_initialized():  # connect now: a cluster that cannot be reached is no batch
+            self._init_ray()
 
     # Starting ---------------------------------------------------------------------------
     def _start(self, concurrency: int) -> None:
-        if not ray.is_initialized():
-            self._init_ray()
         self._node = ray.get_runtime_context().get_node_id()
         if len([node for node in ray.nodes() if node.get("Alive")]) > 1 or not DIRECT_STORE:
             self._keeper = (
@@ -217,9 +222,10 @@ class RayExecutor:
             if address == "local":
                 start_local_ray(max(self.workers or 1, os.cpu_count() or 1))
             else:
+                _probe(address)
                 ray.init(address=address, configure_logging=False, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as err:
-            raise UsageError(f"cannot connect to the Ray cluster at {address}: {_cause(err)}") from None
+            raise BatchError(f"cannot connect to the Ray cluster at {address}: {_cause(err)}") from None
         self._owned = True
 
     def _program_ref(self, job: RowJob) -> list[Any]:
@@ -318,6 +324,18 @@ def start_local_ray(cpus: int) -> None:
         log_to_driver=False,
         runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)}},
     )
+
+
+def _probe(address: str) -> None:
+    """ConnectionError when nothing listens at a `host:port` (or `ray://host:port`) address: Ray
+    itself would retry for minutes before saying so."""
+    found = re.fullmatch(r"(?:ray://)?\[?([^\]/]+?)\]?:(\d+)/?", address)
+    if found is None:
+        return  # "auto" and other forms: Ray's own resolution
+    try:
+        socket.create_connection((found.group(1), int(found.group(2))), timeout=PROBE_SECONDS).close()
+    except OSError as err:
+        raise ConnectionError(err.strerror or str(err)) from None
 
 
 def _cause(err: BaseException) -> str:
