@@ -148,9 +148,6 @@ class RowWorker:
         settings = {**job.settings, **changes} if changes else job.settings
         return self.runner(dataclasses.replace(job, program=bundle, settings=settings), self.store)
 
-    def pid(self) -> int:
-        return os.getpid()
-
 
 @dataclasses.dataclass
 class _Flight:
@@ -296,10 +293,6 @@ class RayExecutor:
             cost_usd=0.0,
             seconds=round(time.monotonic() - flight.started, 3),
         )
-
-    def worker_pids(self) -> list[int]:
-        """The row workers' process ids (tests kill one)."""
-        return list(ray.get([actor.pid.remote() for actor in self._actors]))
 
     def close(self) -> None:
         """Stop the batch's workers and keeper; shut down the local Ray this executor started."""
