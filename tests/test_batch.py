@@ -207,6 +207,24 @@ def test_the_progress_bar_is_drawn_on_a_terminal_only(workspace: Path) -> None:
         assert ("batch [" in shown) == isinstance(stream, Terminal)
 
 
+def test_rows_record_to_one_cassette_and_replay_from_it(cli: Cli, workspace: Path, server: LLMServer) -> None:
+    server.answer = lambda body: "<output>re " + content(body) + "</output>"
+    write(workspace / "p.sexp", GREET + "(task-content (greet name))\n")
+    jsonl(workspace / "in.jsonl", [{"name": f"n{i}"} for i in range(4)])
+    args = ("batch", "p.sexp", "--data", "in.jsonl", "--concurrency", "2")
+    assert cli(*args, "--record", "calls.jsonl", "-q", env=server_env(server)) == (0, "", "")
+    recorded = [row["value"] for row in results(workspace / "p.results.jsonl")]
+    assert recorded == [f"re Greet n{i}" for i in range(4)] and len(server.requests) == 4
+    assert len((workspace / "calls.jsonl").read_text().splitlines()) == 4  # every row's call, none lost
+    status, _, err = cli(*args, "--replay", "calls.jsonl", "--out", "again.jsonl", env=server_env(server))
+    assert status == 0, err
+    assert [row["value"] for row in results(workspace / "again.jsonl")] == recorded
+    assert len(server.requests) == 4  # answered from the cassette
+    write(workspace / "bad.jsonl", "not a reply\n")
+    status, _, err = cli(*args, "--replay", "bad.jsonl")  # found before any row runs
+    assert (status, err) == (2, "error: replay: cassette 'bad.jsonl' line 1 is not a recorded reply\n")
+
+
 # Bad input ------------------------------------------------------------------------------------------
 
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from ..config import Settings
-from ..errors import BatchError
+from ..diagnostics import warning_line
+from ..errors import BatchError, ServiceError
 from ..handler.cost import CostBudget, format_cost
 from ..runs import batches
 from ..runs.journal import new_run_id, program_hash
@@ -33,7 +34,7 @@ from ..syntax.reader import read
 from ..tasks.progress import progress
 from .input_lines import check_input, read_rows
 from .out_file import OutFile
-from .row_runner import library_for, plain_settings
+from .row_runner import cassette_for, library_for, plain_settings
 from .rows import ProgramBundle, RowJob, RowOutcome
 from .thread_executor import ThreadExecutor
 
@@ -119,7 +120,17 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     make_executor = executor_factory(options.executor)  # before anything: Ray may be missing
     text = _program_text(options.program)
     read(text, str(options.program))  # a program that does not read is no batch (exit 2)
-    library_for(settings, options.program)  # nor one whose templates do not load
+    warn = (
+        (lambda message: None) if settings.quiet else (lambda message: _line(stream, warning_line(message)))
+    )
+    batch_id = options.resume or uuid.uuid4().hex[:12]
+    library_for(batch_id, settings, options.program, warn)  # nor one whose templates do not load
+    if settings.record and options.executor == "ray":
+        raise BatchError("--record cannot be used with --executor ray (rows record in other processes)")
+    try:
+        cassette_for(batch_id, settings)  # nor one whose cassette cannot be read
+    except ServiceError as err:
+        raise BatchError(err.message) from None
     store: Store | None = None
     if options.resume is not None:  # a new batch makes its store only once its input is checked
         if not Path(settings.store).is_file():
@@ -128,7 +139,7 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     try:
         job = _Batch(options, settings, stream, store, text, concurrency, make_executor)
         store = job.store
-        return job.run(began)
+        return job.run(batch_id, began)
     finally:
         if store is not None:
             store.close()
@@ -193,8 +204,7 @@ class _Batch:
                 f"the input has changed since batch {recorded['id']} was recorded; resume anyway with --force"
             )
 
-    def run(self, began: float) -> BatchSummary:
-        batch_id = self.options.resume or uuid.uuid4().hex[:12]
+    def run(self, batch_id: str, began: float) -> BatchSummary:
         if self.recorded is None:
             options = {
                 "total": self.total,
@@ -292,8 +302,12 @@ class _Batch:
 
     def _say(self, line: str) -> None:
         if not self.settings.quiet:
-            self.err.write(line + "\n")
-            self.err.flush()
+            _line(self.err, line)
+
+
+def _line(stream: TextIO, line: str) -> None:
+    stream.write(line + "\n")
+    stream.flush()
 
 
 def _program_text(path: Path) -> str:

@@ -2,7 +2,7 @@
 row's inputs bound as globals; never raises for the user's errors (they become status "error").
 
 What costs the same for every row is done once per process: the prelude is read once (see
-lang/prelude.py) and the templates once per program and template directories (`library_for`);
+lang/prelude.py) and the templates once per batch (`library_for`);
 each row gets a copy it may add to (defatom) without another row seeing it.
 """
 
@@ -12,6 +12,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from ..config import Settings
 from ..diagnostics import failed_result_line, format_failure
 from ..handler.cost import CostBudget
 from ..handler.llm import ModelReply
+from ..handler.replay import Cassette
 from ..lang.printer import to_json
 from ..redact import scrub
 from ..results import TaskError
@@ -30,6 +32,7 @@ from ..tasks.runner import TaskSystem
 from .rows import RowJob, RowOutcome
 
 _LIBRARIES: dict[tuple[Any, ...], TaskLibrary] = {}
+_CASSETTES: dict[tuple[str, str, str], Cassette] = {}
 _LIBRARIES_LOCK = threading.Lock()
 _PLAIN = {f.name for f in fields(Settings)} - {"warnings", "sources"}
 
@@ -41,20 +44,40 @@ def plain_settings(settings: Settings, **changes: Any) -> dict[str, Any]:
     return data
 
 
-def library_for(settings: Settings, program: Path) -> TaskLibrary:
+def library_for(
+    batch_id: str, settings: Settings, program: Path, warn: Callable[[str], None] | None = None
+) -> TaskLibrary:
     """The templates program sees (stdlib, its tasks/, ./tasks, the template directories), read
-    once per process; a template error is raised (the batch reports it before any row runs)."""
-    key = (str(program.resolve()), settings.templates, settings.template_flags, str(Path.cwd()))
+    once per batch and process (a later batch reads them again, edited or not); a template error
+    is raised (the batch reports it before any row runs), and warnings of loading them (a
+    template overriding another) go to warn, once."""
+    key = (batch_id, str(program.resolve()), settings.templates, settings.template_flags, str(Path.cwd()))
     with _LIBRARIES_LOCK:
         found = _LIBRARIES.get(key)
         if found is None:
-            system = TaskSystem(settings, lambda message: None)
+            system = TaskSystem(settings, warn or (lambda message: None))
             system.load_templates(program=program)
             found = system.library
             found.templates  # noqa: B018  (reads the stdlib's lazy templates now, once)
             if len(_LIBRARIES) >= 8:
                 _LIBRARIES.clear()
             _LIBRARIES[key] = found
+        return found
+
+
+def cassette_for(batch_id: str, settings: Settings) -> Cassette | None:
+    """The batch's one cassette (--record or --replay), made once per batch and process: a
+    recording one is emptied once, then every row appends to it; None without either."""
+    mode, path = ("record", settings.record) if settings.record else ("replay", settings.replay)
+    if not path:
+        return None
+    key = (batch_id, mode, str(Path(path).resolve()))
+    with _LIBRARIES_LOCK:
+        found = _CASSETTES.get(key)
+        if found is None:
+            if len(_CASSETTES) >= 8:
+                _CASSETTES.clear()
+            found = _CASSETTES[key] = Cassette(path, mode)
         return found
 
 
@@ -101,9 +124,10 @@ class RowRuntime(Runtime):
         super().__init__(settings, out=sys.stderr, err=sys.stderr, load_templates=False)
         self._store = store
         self._row_run_id = job.run_id
-        self.tasks.library = library_for(settings, Path(job.program.path)).copy(self.warn)
+        self.tasks.library = library_for(job.batch_id, settings, Path(job.program.path)).copy(self.warn)
         if budget is not None:
             self.tasks.budget = RowBudget(budget)
+        self.tasks.cassette = cassette_for(job.batch_id, settings)
 
     def _open_store(self, create: bool) -> Store:
         return self._store

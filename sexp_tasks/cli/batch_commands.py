@@ -74,9 +74,10 @@ def add_batch_parser(commands: Any) -> None:
     batch.add_argument(
         "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
     )
-    batch.add_argument(
-        "--mock-responses", metavar="FILE", help="replies for mock/ models, for every row's run"
-    )
+    replies = batch.add_mutually_exclusive_group()
+    replies.add_argument("--mock-responses", metavar="FILE", help="replies for mock/ models, for every row")
+    replies.add_argument("--record", metavar="FILE", help="record every row's model calls to one cassette")
+    replies.add_argument("--replay", metavar="FILE", help="answer every row's model calls from a cassette")
     batch.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
     batch.add_argument("--workspace", metavar="DIR", help="the directory files are confined to")
     batch.add_argument("--max-cost", type=float, metavar="USD", help="one budget for the whole batch")

@@ -36,10 +36,10 @@ def make_handler_services(
     settings = system.settings
     if isinstance(mock, ServiceError):
         raise mock
-    cassette = None
-    if settings.record:
+    cassette = system.cassette  # given: one shared by several runs (a batch's rows)
+    if cassette is None and settings.record:
         cassette = Cassette(settings.record, "record")
-    elif settings.replay:
+    elif cassette is None and settings.replay:
         cassette = Cassette(settings.replay, "replay")
     return HandlerServices(
         mock=mock or MockScript(),

@@ -16,6 +16,7 @@ from ..generation import merge_generation
 from ..handler.contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
+from ..handler.replay import Cassette
 from ..lang.values import Value
 from ..resources import data_dir
 from ..results import FAILED, TaskError, TaskResult, record_verdict
@@ -69,6 +70,9 @@ class TaskSystem:
         self.budget = CostBudget(settings.max_cost_usd)  # the run's model spending, against max_cost_usd
         self._making_services = threading.Lock()
         self.journal: Journal | None = None  # set when the run is recorded (sexp run)
+        self.cassette: Cassette | None = (
+            None  # one shared with other runs (a batch's rows), else --record's or --replay's
+        )
         self.memory_query: MemoryQuery | None = None  # the Memory System, for fresh context
         self._history = History()
         self._warned: set[str] = set()  # task warnings already shown (each once a run)
