@@ -266,3 +266,34 @@ def test_a_cluster_address_nothing_answers_at_is_a_usage_error(
     )
     assert status == 2
     assert "error: cannot connect to the Ray cluster at 127.0.0.1:2: Connection refused\n" in err
+
+
+def test_ctrl_c_stops_a_batch_on_ray_and_says_how_to_resume(
+    local_ray: str, server: LLMServer, program: Path, workspace: Path
+) -> None:
+    release = threading.Event()
+
+    def answer(body: dict[str, Any]) -> str:
+        release.wait(120)  # every row waits for its model until the test ends
+        return "late"
+
+    server.answer = answer
+    (workspace / "in.jsonl").write_text('{"x": "a"}\n{"x": "b"}\n')
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": KEY,
+                   "SEXP_MODEL": "openai/test-model", "SEXP_API_BASE": server.base_url}
+    command = [sys.executable, "-m", "sexp_tasks", "batch", str(program), "--data", "in.jsonl",
+               "--executor", "ray", "--ray-address", local_ray]
+    batch = subprocess.Popen(command, cwd=workspace, env=environment, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(server.requests) == 2, 120, "both rows waiting for their model")
+        batch.send_signal(signal.SIGINT)
+        _, err = batch.communicate(timeout=60)
+    finally:
+        release.set()
+        if batch.poll() is None:
+            batch.kill()
+    assert batch.returncode == 130, err
+    batch_id = err.split()[1]
+    hint = f"resume with: sexp batch prog.sexp --resume {batch_id}"
+    assert err.startswith(f"batch: {batch_id}\n{hint}\nbatch: {batch_id} 0/2 ok, 0 tokens, $0.00, ")
+    assert err.endswith(" s\ninterrupted\n"), err  # nothing from Ray itself

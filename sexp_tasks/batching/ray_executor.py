@@ -49,6 +49,7 @@ from .shipping import pack, unpack
 
 RowRunner = Callable[[RowJob, Any], RowOutcome]
 RETRIES = 1  # how many times a row whose worker died is run again
+WAIT_SLICE_SECONDS = 0.2  # how long the driver waits for an outcome before it looks at signals
 PROBE_SECONDS = 5.0  # how long a cluster's address may take to accept a connection
 DIRECT_STORE = True  # workers on the driver's machine open the store file (tests turn it off)
 
@@ -220,6 +221,7 @@ class RayExecutor:
                 start_local_ray(max(self.workers or 1, os.cpu_count() or 1))
             else:
                 _probe(address)
+                logging.getLogger("ray").setLevel(logging.ERROR)  # its notices are not the batch's
                 ray.init(address=address, configure_logging=False, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as err:
             raise BatchError(f"cannot connect to the Ray cluster at {address}: {_cause(err)}") from None
@@ -252,7 +254,7 @@ class RayExecutor:
                     self._submit(pending, load, job, 0, time.monotonic())
             if not pending:
                 return
-            (ready,), _ = ray.wait(list(pending), num_returns=1)
+            ready = _first_ready(list(pending))
             flight = pending.pop(ready)
             load[flight.worker] -= 1
             try:
@@ -317,6 +319,15 @@ def start_local_ray(cpus: int) -> None:
         log_to_driver=False,
         runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)}},
     )
+
+
+def _first_ready(refs: list[Any]) -> Any:
+    """The first of refs to be ready; waits in short slices, so that Ctrl-C (which Python sees only
+    between them) stops the batch."""
+    while True:
+        ready, _ = ray.wait(refs, num_returns=1, timeout=WAIT_SLICE_SECONDS)
+        if ready:
+            return ready[0]
 
 
 def _probe(address: str) -> None:
