@@ -61,6 +61,15 @@ def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
         db.close()
 
 
+def store_batch_id(workspace: Path) -> str | None:
+    """The id of the batch the store holds, once it holds one."""
+    try:
+        found = store_rows(workspace, "SELECT id FROM batches")
+    except sqlite3.Error:  # not made yet
+        return None
+    return str(found[0][0]) if found else None
+
+
 def batch_id(err: str) -> str:
     found = BATCH_LINE.match(err)
     assert found, err
@@ -260,6 +269,9 @@ def test_usage_errors(cli: Cli, workspace: Path) -> None:
         "",
         "error: the concurrency must be a positive integer, not 0\n",
     )
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", "--out", "p.sexp/out.jsonl")
+    assert status == 2 and err.startswith("error: cannot write 'p.sexp/out.jsonl': ")
+    assert cli("runs") == (0, "", "")  # no batch was recorded
     write(workspace / "bad.sexp", "(+ 1\n")
     status, _, err = cli("batch", "bad.sexp", "--data", "in.jsonl")
     assert status == 2 and err.startswith("bad.sexp:1:1: error: ")
@@ -446,14 +458,31 @@ def test_ctrl_c_stops_the_batch_marks_it_interrupted_and_says_how_to_resume(
         wait_for(
             lambda: "First 1" in [content(r.body) for r in list(server.requests)], 60, "row 1 never called"
         )
+        ident = wait_for(lambda: store_batch_id(workspace), 30, "the batch was never recorded")
+        out = workspace / "p.results.jsonl"
+        written = wait_for(
+            lambda: out.is_file() and out.read_bytes(), 60, "row 0 was never written"
+        )  # then row 1 holds OUT
+        again = subprocess.run(  # while it runs, the batch cannot be resumed by another process
+            [*command[:5], "--resume", ident],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (again.returncode, again.stderr) == (
+            2,
+            f"error: batch {ident} is in use by another sexp process\n",
+        )
+        assert out.read_bytes() == written
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=30)
     finally:
         gate.set()
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 130
-    ident = batch_id(err)
+    assert process.returncode == 130 and batch_id(err) == ident
     assert f"resume with: sexp batch p.sexp --resume {ident}\n" in err and err.endswith("interrupted\n")
     listing = subprocess.run(
         [sys.executable, "-m", "sexp_tasks", "runs"], cwd=workspace, env=env, capture_output=True, text=True

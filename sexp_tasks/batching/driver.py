@@ -205,31 +205,22 @@ class _Batch:
             )
 
     def run(self, batch_id: str, began: float) -> BatchSummary:
-        if self.recorded is None:
-            options = {
-                "total": self.total,
-                "out": str(self.out),
-                "data_digest": self.digest,
-                "concurrency": self.concurrency,
-                "executor": self.options.executor,
-            }
-            label = self.options.data_label or str(self.data)
-            held = batches.begin_batch(
-                self.store,
-                batch_id,
-                str(self.options.program),
-                program_hash(self.bundle.text),
-                label,
-                options,
-            )
-        else:
-            digest = program_hash(self.bundle.text) if self.options.force else None
-            held = batches.reopen_batch(self.store, batch_id, digest)
-            if self.budget is not None:
-                self.budget.seed(batches.batch_spent(self.store, batch_id))
+        executor: Executor | None = None
+        out: OutFile | None = None
+        try:  # an executor that cannot start (Ray unreachable) or an OUT that cannot be written: no batch
+            executor = self.make_executor(self.store, self.budget, self.options.ray_address)
+            out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index))
+            held = self._record(batch_id)
+            out.start()
+        except BaseException:  # the batch never started: let go of what it holds
+            if executor is not None:
+                executor.close()
+            if out is not None:
+                out.close()
+            raise
         try:
             self._say(f"batch: {batch_id}")
-            status = self._run_rows(batch_id)
+            status = self._run_rows(batch_id, executor, out)
         finally:
             held.close()
         summary = batches.batch_summary(self.store, batch_id) or {}
@@ -247,9 +238,30 @@ class _Batch:
             raise KeyboardInterrupt
         return result
 
-    def _run_rows(self, batch_id: str) -> str:
-        executor = self.make_executor(self.store, self.budget, self.options.ray_address)
-        out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index))
+    def _record(self, batch_id: str) -> Any:
+        """Record the batch as running (a new one, or a resumed one again); the lock it holds."""
+        if self.recorded is None:
+            options = {
+                "total": self.total,
+                "out": str(self.out),
+                "data_digest": self.digest,
+                "concurrency": self.concurrency,
+                "executor": self.options.executor,
+            }
+            label = self.options.data_label or str(self.data)
+            digest = program_hash(self.bundle.text)
+            return batches.begin_batch(
+                self.store, batch_id, str(self.options.program), digest, label, options
+            )
+        held = batches.reopen_batch(
+            self.store, batch_id, program_hash(self.bundle.text) if self.options.force else None
+        )
+        if self.budget is not None:
+            self.budget.seed(batches.batch_spent(self.store, batch_id))
+        return held
+
+    def _run_rows(self, batch_id: str, executor: Executor, out: OutFile) -> str:
+        """Hand the rows to executor, record and write them as they end; how the batch ended."""
         bar = progress(self.err, self.settings.quiet, "batch", self.total)
         status = "interrupted"
         try:

@@ -22,7 +22,8 @@ HELD = 256  # finished rows kept in memory while they wait for the rows ahead of
 
 
 class OutFile:
-    """Writes rows to path in index order; stored(index) reads back a row not kept in memory."""
+    """Writes rows to path in index order (from start()); stored(index) reads back a row not kept
+    in memory."""
 
     def __init__(self, path: Path, stored: Callable[[int], dict[str, Any] | None]) -> None:
         self.path = path
@@ -33,9 +34,14 @@ class OutFile:
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)  # emptied by start()
         except OSError as err:
             raise BatchError(f"cannot write '{path}': {err.strerror or err}") from None
+
+    def start(self) -> None:
+        """Empty the file: the batch is about to write it whole (a resumed one too). Opening does
+        not, so that a batch refused after opening (one in use by another process) leaves it."""
+        os.ftruncate(self._fd, 0)
 
     @property
     def written(self) -> int:

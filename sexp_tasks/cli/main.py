@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("eval", help="evaluate an expression and print its value")
     evaluate.add_argument("expression", help="the program text: one or more forms")
     _program_options(evaluate)
+    add_batch_parser(commands)
 
     tasks = commands.add_parser("tasks", help="list, show, validate and match task templates")
     actions = tasks.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
@@ -119,7 +120,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.add_argument("directory", nargs="?", metavar="DIR", help="where (default: here; made if need be)")
     add_doc_parser(commands)
-    add_batch_parser(commands)
     return parser
 
 
