@@ -258,14 +258,13 @@ def test_a_cluster_address_nothing_answers_at_is_a_usage_error(
     status, out, err = cli(
         "batch", str(program), "--data", "in.jsonl", "--executor", "ray", "--ray-address", "127.0.0.1:1"
     )
-    assert status == 2, err
-    assert "error: cannot connect to the Ray cluster at 127.0.0.1:1: Connection refused\n" in err
-    assert "Traceback" not in err
+    refused = "error: cannot connect to the Ray cluster at 127.0.0.1:1: Connection refused\n"
+    assert (status, err) == (2, refused)
     status, out, err = cli(  # RAY_ADDRESS when --ray-address is not given
         "batch", str(program), "--data", "in.jsonl", "--executor", "ray", env={"RAY_ADDRESS": "127.0.0.1:2"}
     )
-    assert status == 2
-    assert "error: cannot connect to the Ray cluster at 127.0.0.1:2: Connection refused\n" in err
+    refused = "error: cannot connect to the Ray cluster at 127.0.0.1:2: Connection refused\n"
+    assert (status, err) == (2, refused)
 
 
 def test_ctrl_c_stops_a_batch_on_ray_and_says_how_to_resume(
