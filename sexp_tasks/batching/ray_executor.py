@@ -1,26 +1,348 @@
-"""Placeholder for `sexp batch --executor ray`: the Ray executor is written on its own branch
-(fix-ray), which replaces this file. It imports ray at the top, as that one does, so the
-executor factory (driver.make_executor) can tell a missing Ray by the ImportError."""
+"""`sexp batch --executor ray` (SPEC §10.5): rows run on Ray, on a cluster or a local Ray.
+
+The one module that imports ray (pyproject.toml's import contracts), itself imported only when a
+batch asks for Ray (cli/startup.py). What runs where:
+
+- The driver (the `sexp batch` process) keeps the output file and the run store, whose SQLite
+  file never leaves its machine. Workers on that machine record their rows' runs in the file
+  itself (as several `sexp run` processes share it: no round trip per step); workers on other
+  machines through a `StoreProxy`, whose calls a `StoreKeeper` actor pinned to the driver's node
+  answers (started only when the cluster has other nodes). Partial rows resume on Ray as they do
+  on threads.
+- Rows run in `workers` row-worker actors (one process each, one CPU each), every one running up
+  to ceil(concurrency / workers) rows at once on threads: a row spends its time waiting for a
+  model, so a process per row in flight would only cost memory. The program text, its templates
+  and the row's inputs travel with each row (the program once per worker, through the object store).
+- A worker process that dies (killed, out of memory) fails only the rows it was running: each is
+  run again once, resuming what its run recorded, on a new worker; a row whose worker dies a
+  second time ends as an "error" row.
+
+A local Ray (no --ray-address, no RAY_ADDRESS) is started for the batch, quietly (no dashboard, no
+log forwarding), with the driver's sys.path, and shut down by close(); a Ray this process already
+started (`ray.init()` before a `sexp_tasks.batch(...)`) is used as it is and left running.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+import logging
+import math
+import os
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-import ray  # noqa: F401  (an ImportError here is `pip install 'sexp-tasks[ray]'`)
+import ray
+from ray.exceptions import RayActorError, RayError, WorkerCrashedError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from ..errors import BatchError
+from ..errors import BatchError, SexpError, StoreError
+from ..runs.store import Store
+from .row_runner import run_row
 from .rows import RowJob, RowOutcome
+from .shipping import pack, unpack
+
+RowRunner = Callable[[RowJob, Any], RowOutcome]
+RETRIES = 1  # how many times a row whose worker died is run again
+WAIT_SLICE_SECONDS = 0.2  # how long the driver waits for an outcome before it looks at signals
+PROBE_SECONDS = 5.0  # how long a cluster's address may take to accept a connection
+DIRECT_STORE = True  # workers on the driver's machine open the store file (tests turn it off)
+
+
+class StoreKeeper:
+    """The run store of a batch on Ray: a Store opened on the driver's node, answering rows' calls.
+
+    A run's lock (Store.hold_run) is taken here and kept until the run ends or the batch does, so
+    a row run again after its worker died takes it back (the keeper holds it already)."""
+
+    def __init__(self, path: str) -> None:
+        self.store = Store(path)
+        self.held: dict[str, Any] = {}
+
+    def call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any]:
+        """(True, what store.method(*args, **kwargs) returned) or (False, the SexpError it raised)."""
+        if method.startswith("_") or method in ("close", "write", "write_many"):
+            return False, StoreError(f"a row cannot call the store's {method}")
+        try:
+            if method == "hold_run":
+                run_id = args[0] if args else kwargs["run_id"]
+                if run_id not in self.held:
+                    self.held[run_id] = self.store.hold_run(run_id)
+                return True, None
+            result = getattr(self.store, method)(*args, **kwargs)
+            if method == "end_run":
+                self.release(args[0] if args else kwargs["run_id"])
+            return True, result
+        except SexpError as err:
+            return False, err
+
+    def release(self, run_id: str) -> None:
+        handle = self.held.pop(run_id, None)
+        if handle is not None:
+            handle.close()
+
+    def ping(self) -> str:
+        return "ok"
+
+
+class RemoteHold:
+    """What StoreProxy.hold_run returns: the lock lives in the keeper; closing it lets it go."""
+
+    def __init__(self, keeper: Any, run_id: str) -> None:
+        self._keeper = keeper
+        self.run_id = run_id
+
+    def close(self) -> None:
+        ray.get(self._keeper.release.remote(self.run_id))
+
+
+class StoreProxy:
+    """The Store methods a row's run uses (begin_run, step_started, step...), each one a call to
+    the batch's StoreKeeper. `path` is the store's path on the driver's machine."""
+
+    def __init__(self, keeper: Any, path: str) -> None:
+        self._keeper = keeper
+        self.path = Path(path)
+
+    def hold_run(self, run_id: str) -> RemoteHold:
+        self._call("hold_run", (run_id,), {})
+        return RemoteHold(self._keeper, run_id)
+
+    def _call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        ok, result = ray.get(self._keeper.call.remote(method, args, kwargs))
+        if not ok:
+            raise result
+        return result
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        if method.startswith("_"):
+            raise AttributeError(method)
+        return lambda *args, **kwargs: self._call(method, args, kwargs)
+
+
+class RowWorker:
+    """One worker process: runs the rows it is given, each on a thread of its own (max_concurrency)."""
+
+    def __init__(self, keeper: Any, store_path: str, runner: RowRunner, driver_node: str | None) -> None:
+        # On the driver's machine, the store file itself (SQLite, shared as `sexp run`s share it:
+        # no round trip per step); elsewhere through the keeper.
+        here = ray.get_runtime_context().get_node_id()
+        direct = keeper is None or here == driver_node
+        self.store: Any = Store(store_path) if direct else StoreProxy(keeper, store_path)
+        self.runner = runner
+        self.programs: dict[str, tuple[Any, dict[str, Any]]] = {}  # unpacked bundles by ref
+        self.lock = threading.Lock()
+
+    def run(self, job: RowJob, program: list[Any]) -> RowOutcome:
+        """Run one row; `program` is [the ref of the row's packed ProgramBundle] (in a list, Ray
+        hands the ref over as it is, and each worker fetches and unpacks a bundle once)."""
+        key = program[0].hex()
+        with self.lock:
+            if key not in self.programs:
+                self.programs[key] = unpack(ray.get(program[0]))
+            bundle, changes = self.programs[key]
+        settings = {**job.settings, **changes} if changes else job.settings
+        return self.runner(dataclasses.replace(job, program=bundle, settings=settings), self.store)
+
+
+@dataclasses.dataclass
+class _Flight:
+    job: RowJob
+    worker: int  # the slot in RayExecutor._actors
+    actor: Any  # the worker actor that slot held when the row was sent
+    attempt: int
+    started: float
 
 
 class RayExecutor:
-    """Not in this build yet."""
+    """Runs a batch's rows on Ray: `address` (--ray-address, else RAY_ADDRESS) names a cluster;
+    neither starts a local Ray with `workers` CPUs (default: this machine's) for the batch.
+    `workers` row-worker processes are started (on a cluster, default: its CPUs)."""
 
-    def __init__(self, address: str | None, store_path: str | Path) -> None:
-        raise BatchError("the Ray executor is not part of this build")
+    def __init__(
+        self,
+        address: str | None,
+        store_path: str | Path,
+        workers: int | None = None,
+        runner: RowRunner = run_row,
+    ) -> None:
+        if workers is not None and workers < 1:
+            raise BatchError(f"the number of Ray workers must be at least 1, not {workers}")
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.store_path = str(Path(store_path).resolve())
+        self.workers = workers
+        self.runner = runner
+        self._owned = False  # whether this executor started Ray (and so shuts it down)
+        self._keeper: Any = None
+        self._actors: list[Any] = []  # the row workers
+        self._worker_class: Any = None
+        self._node: str | None = None  # the driver's Ray node
+        self._programs: dict[int, Any] = {}  # id(ProgramBundle) -> (bundle, its ref)
+        if not ray.is_initialized():  # connect now: a cluster that cannot be reached is no batch
+            self._init_ray()
 
+    # Starting ---------------------------------------------------------------------------
+    def _start(self, concurrency: int) -> None:
+        self._node = ray.get_runtime_context().get_node_id()
+        if len([node for node in ray.nodes() if node.get("Alive")]) > 1 or not DIRECT_STORE:
+            self._keeper = (
+                ray.remote(StoreKeeper)
+                .options(
+                    num_cpus=0,
+                    max_concurrency=16,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(self._node, soft=False),
+                )
+                .remote(self.store_path)
+            )
+            try:  # a store that cannot be opened is the keeper's constructor failing: say so now
+                ray.get(self._keeper.ping.remote())
+            except RayActorError as err:
+                raise StoreError(f"cannot open the run store '{self.store_path}' for Ray rows: {_cause(err)}")
+        workers = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        workers = max(1, min(workers, concurrency))
+        self._worker_class = ray.remote(RowWorker).options(
+            num_cpus=1, max_concurrency=math.ceil(concurrency / workers), max_restarts=0
+        )
+        self._actors = [self._new_worker() for _ in range(workers)]
+
+    def _new_worker(self) -> Any:
+        node = self._node if DIRECT_STORE else None
+        return self._worker_class.remote(self._keeper, self.store_path, self.runner, node)
+
+    def _init_ray(self) -> None:
+        address = self.address or "local"
+        try:
+            if address == "local":
+                start_local_ray(max(self.workers or 1, os.cpu_count() or 1))
+            else:
+                _probe(address)
+                logging.getLogger("ray").setLevel(logging.ERROR)  # its notices are not the batch's
+                ray.init(address=address, configure_logging=False, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as err:
+            raise BatchError(f"cannot connect to the Ray cluster at {address}: {_cause(err)}") from None
+        self._owned = True
+
+    def _program_ref(self, job: RowJob) -> list[Any]:
+        """[the object-store ref of the job's ProgramBundle with its templates], put there once."""
+        known = self._programs.get(id(job.program))
+        if known is None or known[0] is not job.program:
+            packed = pack(job.program, job.settings)
+            known = self._programs[id(job.program)] = (job.program, ray.put(packed))
+        return [known[1]]
+
+    # Running ----------------------------------------------------------------------------
     def run(self, jobs: Iterator[RowJob], concurrency: int) -> Iterator[RowOutcome]:
-        raise NotImplementedError
+        """Each job's outcome, in completion order, with at most `concurrency` rows in flight;
+        the next job is taken only once an outcome has been handed on (so a budget the caller
+        checks between outcomes sees every finished row)."""
+        self._start(concurrency)
+        pending: dict[Any, _Flight] = {}
+        load = [0] * len(self._actors)
+        source = iter(jobs)
+        more = True
+        while True:
+            while more and len(pending) < concurrency:
+                job = next(source, None)
+                if job is None:
+                    more = False
+                else:
+                    self._submit(pending, load, job, 0, time.monotonic())
+            if not pending:
+                return
+            ready = _first_ready(list(pending))
+            flight = pending.pop(ready)
+            load[flight.worker] -= 1
+            try:
+                outcome = ray.get(ready)
+            except (RayActorError, WorkerCrashedError) as err:
+                if self._actors[flight.worker] is flight.actor:  # the first of its rows to say so
+                    self._actors[flight.worker] = None  # a new worker is started when a row needs it
+                if flight.attempt < RETRIES:  # resumed (started afresh if its run never began)
+                    again = dataclasses.replace(flight.job, resuming=True)
+                    self._submit(pending, load, again, flight.attempt + 1, flight.started)
+                    continue
+                outcome = self._failed(flight, f"the Ray worker running this row died ({_cause(err)})"
+                                       f" and again after {RETRIES} retry")
+            except RayError as err:
+                outcome = self._failed(flight, f"the row failed on Ray: {_cause(err)}")
+            yield outcome
+
+    def _submit(
+        self, pending: dict[Any, _Flight], load: list[int], job: RowJob, attempt: int, began: float
+    ) -> None:
+        worker = min(range(len(load)), key=load.__getitem__)
+        load[worker] += 1
+        program = self._program_ref(job)
+        light = dataclasses.replace(job, program=None)  # type: ignore[arg-type]  # sent by ref
+        actor = self._actors[worker]
+        if actor is None:
+            actor = self._actors[worker] = self._new_worker()
+        pending[actor.run.remote(light, program)] = _Flight(job, worker, actor, attempt, began)
+
+    def _failed(self, flight: _Flight, message: str) -> RowOutcome:
+        return RowOutcome(
+            index=flight.job.index,
+            status="error",
+            value=None,
+            error=f"{flight.job.program.path}: error: {message}",
+            run_id=flight.job.run_id,
+            tokens=0,
+            cost_usd=0.0,
+            seconds=round(time.monotonic() - flight.started, 3),
+        )
 
     def close(self) -> None:
-        """Nothing to let go of."""
+        """Stop the batch's workers and keeper; shut down the local Ray this executor started."""
+        # Actors end when their last handle goes (ray.kill may wait on one that is starting).
+        self._actors, self._keeper, self._programs = [], None, {}
+        if self._owned and ray.is_initialized():
+            ray.shutdown()
+            self._owned = False
+
+
+def start_local_ray(cpus: int) -> None:
+    """A local Ray of `cpus` CPUs for this process, started quietly: no dashboard, no log
+    forwarding (a row's print output is not the batch's), the driver's logging left as it is and
+    ray's own notices (token authentication...) kept off stderr; its workers import what this
+    process imports (its sys.path, so a checkout run without installing works too)."""
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    ray.init(
+        address="local",
+        num_cpus=cpus,
+        include_dashboard=False,
+        configure_logging=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)}},
+    )
+
+
+def _first_ready(refs: list[Any]) -> Any:
+    """The first of refs to be ready; waits in short slices, so that Ctrl-C (which Python sees only
+    between them) stops the batch."""
+    while True:
+        ready, _ = ray.wait(refs, num_returns=1, timeout=WAIT_SLICE_SECONDS)
+        if ready:
+            return ready[0]
+
+
+def _probe(address: str) -> None:
+    """ConnectionError when nothing listens at a `host:port` (or `ray://host:port`) address: Ray
+    itself would retry for minutes before saying so."""
+    found = re.fullmatch(r"(?:ray://)?\[?([^\]/]+?)\]?:(\d+)/?", address)
+    if found is None:
+        return  # "auto" and other forms: Ray's own resolution
+    try:
+        socket.create_connection((found.group(1), int(found.group(2))), timeout=PROBE_SECONDS).close()
+    except OSError as err:
+        raise ConnectionError(err.strerror or str(err)) from None
+
+
+def _cause(err: BaseException) -> str:
+    """An exception from Ray as one line (its first)."""
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__

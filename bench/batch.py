@@ -1,0 +1,222 @@
+"""1,000 batch rows, each one task call to a local server answering after 200 ms, per executor.
+
+.venv/bin/python bench/batch.py [--rows 1000] [--concurrency 64] [--executors threads ray2 ray4]
+.venv/bin/python bench/batch.py --quick          # 128 rows at 32 (a smoke run)
+.venv/bin/python bench/batch.py --memory         # the driver's memory: 10,000 rows against 1,000
+
+Side by side, each as a ratio to the ideal (delay × ceil(rows / concurrency)):
+  threads       `sexp batch`'s driver (batching.driver.run_batch) on the threads executor
+  ray2, ray4    the same on the Ray executor, on a local Ray of 2 and 4 CPUs (2 and 4 row workers),
+                started before the clock starts, as a cluster would be; the batch's workers start
+                (and import the package and litellm) inside the time
+  bare litellm  litellm.acompletion for each row under an asyncio.Semaphore(concurrency)
+Each runs in a child process of its own, so that its peak memory (ru_maxrss) and CPU are its own.
+CPU per call counts the driver process and every process under it (for Ray: its GCS, raylet and
+workers, read from /proc every 100 ms, so a process's last 100 ms may be missed); the server, in a
+process of its own (bench/pmap.py's), is not counted. Linux only (/proc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
+from pmap import Loop, bare_path, start_server  # noqa: E402  (bench/ is on sys.path: a script)
+
+EXECUTORS = ("threads", "ray2", "ray4")
+GOAL_RATIO = 1.25  # the best executor, against the ideal
+GOAL_MEMORY = 1.5  # the driver's peak memory at 10x the rows
+PROGRAM = '(defatom echo (params x) (instructions "Echo {{x}}"))\n(task-content (echo x))\n'
+CLOCK = os.sysconf("SC_CLK_TCK")
+
+
+class TreeCPU:
+    """CPU seconds of this process's descendants, sampled from /proc every 100 ms (the sampling's
+    own CPU is left out)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, float] = {}
+        self.own = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.1):
+            self.sample()
+        self.sample()
+
+    def sample(self) -> None:
+        began = time.thread_time()
+        parents: dict[int, int] = {}
+        times: dict[int, float] = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    stat = Path(f"/proc/{entry}/stat").read_text()
+                except OSError:
+                    continue
+                fields = stat[stat.rindex(")") + 2 :].split()
+                parents[int(entry)] = int(fields[1])
+                times[int(entry)] = (int(fields[11]) + int(fields[12])) / CLOCK
+        me = os.getpid()
+        for pid, cpu in times.items():
+            ancestor, hops = parents.get(pid), 0
+            while ancestor is not None and ancestor > 1 and ancestor != me and hops < 32:
+                ancestor, hops = parents.get(ancestor), hops + 1
+            if ancestor == me and pid != me:
+                self.seen[pid] = max(cpu, self.seen.get(pid, 0.0))
+        self.own += time.thread_time() - began
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return sum(self.seen.values())
+
+
+def one(executor: str, rows: int, concurrency: int, base_url: str) -> dict[str, Any]:
+    """Run one measurement in this (child) process; its figures."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    os.environ["OPENAI_API_KEY"] = "sk-fake-bench"  # litellm wants a key; the local server ignores it
+    work = Path(tempfile.mkdtemp(prefix="sexp-bench-batch-"))
+    started_ray = 0.0
+    if executor.startswith("ray"):
+        from sexp_tasks.batching.ray_executor import start_local_ray
+
+        began = time.perf_counter()
+        start_local_ray(int(executor[3:]))
+        started_ray = time.perf_counter() - began
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if executor == "bare":
+        run = bare_path(Loop(), base_url, rows)
+        run(min(concurrency, 8))  # warm-up: imports, the client, its connection pool
+        tree, began, cpu = TreeCPU(), time.perf_counter(), time.process_time()
+        run(concurrency)
+        ok = rows
+    else:
+        from sexp_tasks.batching.driver import BatchOptions, run_batch
+        from sexp_tasks.config import Settings
+
+        program = work / "echo.sexp"
+        program.write_text(PROGRAM)
+        settings = Settings(
+            workspace=str(work), store=str(work / "runs.db"), model="openai/test-model", api_base=base_url
+        )
+        warm = work / "warm.jsonl"
+        warm.write_text("".join(json.dumps({"x": i}) + "\n" for i in range(8)))
+        run_batch(BatchOptions(program, warm, work / "warm.out.jsonl"), settings, io.StringIO())
+        data = work / "rows.jsonl"
+        data.write_text("".join(json.dumps({"x": i}) + "\n" for i in range(rows)))
+        options = BatchOptions(
+            program, data, work / "out.jsonl", concurrency, "ray" if executor.startswith("ray") else "threads"
+        )
+        tree, began, cpu = TreeCPU(), time.perf_counter(), time.process_time()
+        summary = run_batch(options, settings, io.StringIO())
+        ok = summary.ok
+    seconds = time.perf_counter() - began
+    driver = time.process_time() - cpu - tree.own
+    children = tree.stop()
+    return {
+        "seconds": seconds,
+        "ok": ok,
+        "driver_cpu": driver,
+        "all_cpu": driver + children,
+        "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "rss_before_kb": rss_before,
+        "ray_start": started_ray,
+    }
+
+
+def measure(executor: str, rows: int, concurrency: int, base_url: str) -> dict[str, Any]:
+    """`one` in a fresh child process."""
+    command = [sys.executable, __file__, "--one", executor, "--rows", str(rows)]
+    command += ["--concurrency", str(concurrency), "--base-url", base_url]
+    done = subprocess.run(command, capture_output=True, text=True)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        sys.exit(f"{executor}: the measurement failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    figures: dict[str, Any] = json.loads(lines[-1])
+    return figures
+
+
+def speed(args: argparse.Namespace, base_url: str) -> None:
+    ideal = args.delay * math.ceil(args.rows / args.concurrency)
+    names = [*args.executors, "bare"]
+    results = {name: measure(name, args.rows, args.concurrency, base_url) for name in names}
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{args.rows} rows, one task call each, server delay {args.delay * 1000:.0f} ms, "
+          f"concurrency {args.concurrency}; ideal {ideal:.2f} s; {os.cpu_count()} cores, load {load}")
+    print(f"{'path':<14} {'seconds':>8} {'×ideal':>7} {'ok':>6} {'driver CPU ms/call':>19} "
+          f"{'all CPU ms/call':>16} {'driver peak MB':>15}")
+    for name in names:
+        result = results[name]
+        label = "bare litellm" if name == "bare" else name
+        note = f"  (Ray started in {result['ray_start']:.1f} s before)" if result["ray_start"] else ""
+        print(
+            f"{label:<14} {result['seconds']:>8.2f} {result['seconds'] / ideal:>7.2f} {result['ok']:>6} "
+            f"{result['driver_cpu'] / args.rows * 1000:>19.2f} {result['all_cpu'] / args.rows * 1000:>16.2f}"
+            f" {result['maxrss_kb'] / 1024:>15.0f}{note}"
+        )
+    best = min(results[name]["seconds"] / ideal for name in args.executors)
+    print(f"goal: the best executor ≤ {GOAL_RATIO}× ideal: {'met' if best <= GOAL_RATIO else 'MISSED'} "
+          f"({best:.2f}×)")
+    failed = [name for name in names if results[name]["ok"] != args.rows]
+    if failed:  # goals are reported, not asserted; rows that fail make the figures meaningless
+        sys.exit(f"rows failed on {', '.join(failed)}: the figures above do not measure a batch")
+
+
+def memory(args: argparse.Namespace, base_url: str) -> None:
+    small = 200 if args.quick else 1000
+    print(f"the driver's peak memory (ru_maxrss), {small} rows against {small * 10}, answered at once")
+    for name in args.executors:
+        low = measure(name, small, args.concurrency, base_url)
+        high = measure(name, small * 10, args.concurrency, base_url)
+        ratio = high["maxrss_kb"] / low["maxrss_kb"]
+        print(
+            f"{name:<8} {low['maxrss_kb'] / 1024:>7.0f} MB / {high['maxrss_kb'] / 1024:>7.0f} MB"
+            f" = {ratio:.2f}"
+            f"  ({high['seconds']:.1f} s for {small * 10} rows); goal ≤ {GOAL_MEMORY}: "
+            f"{'met' if ratio <= GOAL_MEMORY else 'MISSED'}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument("--executors", nargs="+", choices=EXECUTORS, default=list(EXECUTORS))
+    parser.add_argument("--quick", action="store_true", help="128 rows at 32, threads and ray2: a smoke run")
+    parser.add_argument("--memory", action="store_true", help="the driver's memory at 10x the rows")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one, args.rows, args.concurrency, args.base_url)), flush=True)
+        os._exit(0)  # litellm's aiohttp sessions complain when torn down at exit; nothing is left to save
+    if args.quick:
+        args.rows, args.concurrency = min(args.rows, 128), min(args.concurrency, 32)
+        if args.executors == list(EXECUTORS):
+            args.executors = ["threads", "ray2"]
+    server, base_url = start_server(0.0 if args.memory else args.delay)
+    try:
+        (memory if args.memory else speed)(args, base_url)
+    finally:
+        server.terminate()
+
+
+if __name__ == "__main__":
+    main()
