@@ -41,6 +41,7 @@ import ray
 from ray.exceptions import RayActorError, RayError, WorkerCrashedError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from ..diagnostics import error_line
 from ..errors import BatchError, SexpError, StoreError
 from ..runs.store import Store
 from .row_runner import run_row
@@ -289,7 +290,7 @@ class RayExecutor:
             index=flight.job.index,
             status="error",
             value=None,
-            error=f"{flight.job.program.path}: error: {message}",
+            error=error_line(message, flight.job.program.path),
             run_id=flight.job.run_id,
             tokens=0,
             cost_usd=0.0,
