@@ -166,3 +166,22 @@ def test_settings_are_the_sexp_toml_keys(project: Path) -> None:
 
 def test_the_package_is_typed() -> None:
     assert (Path(sexp_tasks.__file__).parent / "py.typed").is_file()
+
+
+def test_generation_and_templates_settings_are_checked_as_sexp_toml_checks_them(project: Path) -> None:
+    with pytest.raises(sexp_tasks.SexpError, match="unknown setting 'temprature' \\(known: temperature, top_p") as raised:
+        sexp_tasks.Session(generation={"temprature": 0.2})
+    assert raised.value.type == "CONFIGURATION_ERROR"
+    with pytest.raises(sexp_tasks.SexpError, match="temperature must be a number, got a string"):
+        sexp_tasks.Session(generation={"temperature": "hot"})
+    assert sexp_tasks.Session(generation={"stop": "END"}).settings.generation == {"stop": ["END"]}
+    with pytest.raises(sexp_tasks.SexpError, match="templates must be a directory \\(got 'missing'\\)"):
+        sexp_tasks.Session(templates=["missing"])
+
+
+def test_eval_of_something_not_text_is_a_sexp_error(project: Path) -> None:
+    with pytest.raises(sexp_tasks.SexpError, match="eval takes the program's text, not int") as raised:
+        sexp_tasks.Session().eval(5)  # type: ignore[arg-type]
+    assert raised.value.type == "TYPE_ERROR"
+    with pytest.raises(sexp_tasks.SexpError, match="run takes the program's text, not list"):
+        sexp_tasks.run(["(+ 1 2)"])  # type: ignore[arg-type]

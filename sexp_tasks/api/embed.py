@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from ..config import SHOWN_SETTINGS, TOML_KEYS, Settings, check_setting, check_type, load_settings
-from ..errors import SettingsError, UsageError
+from ..errors import SettingsError, TypeError_, UsageError
+from ..generation import GenerationError, check_generation
 from ..handler.python_tools import python_tool
 from ..handler.tools import TOOL_SCHEMAS
 from ..lang.calls import apply_procedure
@@ -39,9 +40,12 @@ def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settin
                 continue  # not given
             if key in TOML_KEYS:
                 check_type(key, list(value) if isinstance(value, tuple) else value, f"'{key}'")
-            check_setting(key, value, key)  # named as the caller named it, not as the flag
+            if key == "generation":  # checked as sexp.toml's [generation] table is
+                overrides[key] = check_generation(value)
+            # named as the caller named it, not as the flag; templates are directories as --templates'
+            check_setting("template_flags" if key == "templates" else key, value, key)
         return load_settings(directory or Path.cwd(), overrides)
-    except UsageError as err:
+    except (UsageError, GenerationError) as err:
         raise SettingsError(str(err)) from None
 
 
@@ -68,6 +72,7 @@ class Session:
 
     def eval(self, text: str) -> Any:
         """Run every form of text; the last one's value, converted to Python."""
+        _text(text, "eval")
         return to_python(_deep(lambda: self._runtime.run_source(text, "<python>")))
 
     def run_file(
@@ -151,6 +156,7 @@ class Session:
 
 def run(text: str, **settings: Any) -> Any:
     """Run a program's text in a new session; its last value, converted to Python."""
+    _text(text, "run")
     return Session(**settings).eval(text)
 
 
@@ -158,6 +164,12 @@ def run_file(path: str | Path, inputs: dict[str, Any] | None = None, **settings:
     """Run a program file in a new session (its own tasks/ directory loaded), inputs bound as
     `--set` binds them; its last value, converted to Python."""
     return Session(_program=Path(path), **settings).run_file(path, inputs)
+
+
+def _text(text: Any, caller: str) -> None:
+    """A TYPE_ERROR unless text is a program's text (a str)."""
+    if not isinstance(text, str):
+        raise TypeError_(f"{caller} takes the program's text, not {type(text).__name__}")
 
 
 def _deep(action: Callable[[], T]) -> T:
