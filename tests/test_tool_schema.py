@@ -56,3 +56,26 @@ def test_more_types() -> None:
         "mixed": {"enum": [1, "a"]},
         "raw": {"type": "object"},
     }
+
+
+def test_optional_without_a_none_default_lets_the_model_send_null() -> None:
+    def fn(
+        note: str | None,
+        tags: list[str | None],
+        mode: Literal["a", "b"] | None,
+        either: int | str | None,
+        region: str | None = None,
+        limit: int | None = 5,
+    ) -> None:
+        pass
+
+    parameters = function_schema(fn, "fn")["function"]["parameters"]
+    assert parameters["properties"] == {
+        "note": {"type": ["string", "null"]},
+        "tags": {"type": "array", "items": {"type": ["string", "null"]}},
+        "mode": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]},
+        "either": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
+        "region": {"type": "string"},  # a null is its default: left out before the call
+        "limit": {"type": ["integer", "null"]},  # a null is not its default: sent as None
+    }
+    assert parameters["required"] == ["note", "tags", "mode", "either"]

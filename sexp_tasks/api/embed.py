@@ -120,7 +120,7 @@ class Session:
         `@session.tool` or `@session.tool(name="...")`; returns fn.
 
         Its JSON schema comes from the signature's type hints (str, int, float, bool, list[X],
-        dict, Literal[...], X | None; a parameter without a hint takes any JSON value) and the
+        dict, Literal[...], X | None: X or null; a parameter without a hint takes any JSON value) and the
         docstring (its first paragraph describes the tool, an `Args:` section each parameter); a
         parameter without a default is required. The model's arguments are checked against it
         (a violation is an answer naming it, fn not called); fn's result goes back to the model
