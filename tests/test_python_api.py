@@ -185,3 +185,19 @@ def test_eval_of_something_not_text_is_a_sexp_error(project: Path) -> None:
     assert raised.value.type == "TYPE_ERROR"
     with pytest.raises(sexp_tasks.SexpError, match="run takes the program's text, not list"):
         sexp_tasks.run(["(+ 1 2)"])  # type: ignore[arg-type]
+
+
+def test_a_task_result_goes_back_into_the_language(project: Path) -> None:
+    session = task_session(project, ['<output>{"summary": "short"}</output>', "<output>not json</output>"])
+    result = session.call("summarize", text="a long text")
+    session.define("kept", result)
+    assert session.eval('(list (task-result? kept) (get-field kept "summary") (task-json kept))') == [
+        True,
+        "short",
+        {"summary": "short"},
+    ]
+    assert session.call("get-field", result, "content") == result.content
+    session.define("keep", lambda value: value)  # a Python function handed a task result returns it
+    failed = session.eval('(keep (summarize "text"))')
+    assert failed.failed and failed.error["reason"] == "output_format_failure"
+    assert session.eval('(get (get-field (keep (summarize "text")) "error") "reason")') == "output_format_failure"

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import PythonError, SexpError, TypeError_
 from ..lang.values import Primitive, Procedure, Value
+from ..results import TaskError
 from ..results import TaskResult as LanguageTaskResult
 from ..syntax.nodes import Keyword, Symbol
 
@@ -51,7 +52,8 @@ def to_python(value: Value) -> Any:
 
 def from_python(value: Any, name: str = "value") -> Value:
     """A Python value as the language's: None, booleans, numbers and strings as they are, lists
-    and tuples as lists, dicts with string keys as dicts, a callable as a procedure named name."""
+    and tuples as lists, dicts with string keys as dicts, a TaskResult as the language's task
+    result, a callable as a procedure named name."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (list, tuple)):
@@ -63,11 +65,21 @@ def from_python(value: Any, name: str = "value") -> Value:
                 raise TypeError_(f"{name}: a dict key must be a string (got {type(key).__name__})")
             converted[key] = from_python(item, name)
         return converted
+    if isinstance(value, TaskResult):
+        error = _task_error(value.error) if value.error is not None else None
+        parsed, notes = from_python(value.parsed, name), from_python(value.notes, name)
+        return LanguageTaskResult(value.content, value.status, notes, parsed, error=error)  # type: ignore[arg-type]
     if isinstance(value, Procedure):
         return value  # a procedure the language gave
     if callable(value):
         return python_procedure(name, value)
     raise TypeError_(f"{name}: a Python {type(value).__name__} has no value in the language")
+
+
+def _task_error(error: dict[str, Any]) -> TaskError:
+    """A TaskResult's error dict as the TaskError it was made from (keys it does not know left out)."""
+    known = {key: error[key] for key in TaskError.__dataclass_fields__ if key in error}
+    return TaskError(**{"type": "TASK_FAILURE", "message": "", **known})
 
 
 def python_procedure(name: str, fn: Callable[..., Any]) -> Primitive:
