@@ -169,7 +169,8 @@ def test_the_package_is_typed() -> None:
 
 
 def test_generation_and_templates_settings_are_checked_as_sexp_toml_checks_them(project: Path) -> None:
-    with pytest.raises(sexp_tasks.SexpError, match="unknown setting 'temprature' \\(known: temperature, top_p") as raised:
+    unknown = "unknown setting 'temprature' \\(known: temperature, top_p"
+    with pytest.raises(sexp_tasks.SexpError, match=unknown) as raised:
         sexp_tasks.Session(generation={"temprature": 0.2})
     assert raised.value.type == "CONFIGURATION_ERROR"
     with pytest.raises(sexp_tasks.SexpError, match="temperature must be a number, got a string"):
@@ -200,4 +201,20 @@ def test_a_task_result_goes_back_into_the_language(project: Path) -> None:
     session.define("keep", lambda value: value)  # a Python function handed a task result returns it
     failed = session.eval('(keep (summarize "text"))')
     assert failed.failed and failed.error["reason"] == "output_format_failure"
-    assert session.eval('(get (get-field (keep (summarize "text")) "error") "reason")') == "output_format_failure"
+    reason = session.eval('(get (get-field (keep (summarize "text")) "error") "reason")')
+    assert reason == "output_format_failure"
+
+
+def test_a_procedure_comes_to_python_as_a_callable(project: Path) -> None:
+    session = sexp_tasks.Session()
+    session.eval('(define (greet name) (str "hi " name))')
+    greet = session.eval("greet")
+    assert greet("ada") == "hi ada"
+    assert session.eval("(lambda (xs) (map (lambda (x) (* x 2)) xs))")([1, 2]) == [2, 4]
+    # a Python function handed a procedure calls it, and hands it back as the procedure it was
+    session.define("twice", lambda fn, x: fn(fn(x)))
+    session.define("same", lambda fn: fn)
+    assert session.eval("(twice (lambda (x) (* x 3)) 2)") == 18
+    assert session.eval("((same greet) \"bo\")") == "hi bo"
+    with pytest.raises(sexp_tasks.SexpError, match="car"):
+        session.eval("car")(5)

@@ -11,12 +11,10 @@ from ..errors import SettingsError, TypeError_, UsageError
 from ..generation import GenerationError, check_generation
 from ..handler.python_tools import python_tool
 from ..handler.tools import TOOL_SCHEMAS
-from ..lang.calls import apply_procedure
 from ..lang.deepstack import run_with_deep_stack
-from ..lang.values import NamedProcedure, Procedure, Value
+from ..lang.values import Procedure, Value
 from ..runtime import Runtime
-from ..syntax.nodes import Keyword
-from .convert import TaskResult, from_python, to_python
+from .convert import TaskResult, call_procedure, from_python, to_python
 
 __all__ = ["Session", "TaskResult", "run", "run_file"]
 
@@ -146,12 +144,7 @@ class Session:
         fn = globals_.values[name] if name in globals_.values else globals_.missing(name, None, None)
         if not isinstance(fn, Procedure):
             raise SettingsError(f"{name} is not a procedure or task")
-        values = [from_python(arg, name) for arg in args]
-        if isinstance(fn, NamedProcedure) and kwargs and not values:
-            return fn.call_named({key: from_python(v, name) for key, v in kwargs.items()})
-        for key, value in kwargs.items():
-            values += [Keyword(key), from_python(value, name)]
-        return apply_procedure(fn, values, 0)
+        return call_procedure(fn, args, kwargs, name)
 
 
 def run(text: str, **settings: Any) -> Any:
