@@ -10,12 +10,13 @@ from collections.abc import Mapping
 from typing import Any
 
 NUMBER, INTEGER, STRINGS, STRING = "a number", "an integer", "a list of strings", "a string"
+POSITIVE = "a positive integer"
 
 # Each known key and the kind of value it takes.
 GENERATION_KEYS: dict[str, str] = {
     "temperature": NUMBER,
     "top_p": NUMBER,
-    "max_tokens": INTEGER,
+    "max_tokens": POSITIVE,
     "seed": INTEGER,
     "stop": STRINGS,
     "presence_penalty": NUMBER,
@@ -68,8 +69,8 @@ def from_texts(pairs: list[tuple[str, str]], where: str) -> dict[str, Any]:
         try:
             if kind == NUMBER:
                 settings[key] = float(text)
-            elif kind == INTEGER:
-                settings[key] = int(text)
+            elif kind in (INTEGER, POSITIVE):
+                settings[key] = _value(key, kind, int(text), where)
             elif kind == STRINGS:
                 settings.setdefault(key, []).append(text)
             else:
@@ -84,12 +85,15 @@ def _value(key: str, kind: str, value: Any, where: str) -> Any:
     ok = {
         NUMBER: isinstance(value, (int, float)) and not isinstance(value, bool),
         INTEGER: isinstance(value, int) and not isinstance(value, bool),
+        POSITIVE: isinstance(value, int) and not isinstance(value, bool) and value > 0,
         STRING: isinstance(value, str),
         STRINGS: isinstance(value, str)
         or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)),
     }[kind]
     if not ok:
-        raise GenerationError(key, f"{where}: {key} must be {kind}, got {_kind(value)} (known: {_known()})")
+        out_of_range = kind == POSITIVE and isinstance(value, int) and not isinstance(value, bool)
+        got = value if out_of_range else _kind(value)
+        raise GenerationError(key, f"{where}: {key} must be {kind}, got {got} (known: {_known()})")
     if kind == STRINGS:
         return [value] if isinstance(value, str) else list(value)
     return value
