@@ -8,6 +8,7 @@ In-process sessions against the local server (tests/llm_server.py), which record
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -157,6 +158,31 @@ def test_a_string_result_is_sent_as_it_is_and_defatom_lists_it(project: Path, se
     assert value == "ok"
     assert server.requests[0].body["tools"][0]["function"]["name"] == "lookup_order"
     assert tool_messages(server, 1) == ["order B: shipped"]
+
+
+def test_an_async_function_is_awaited(project: Path, server: LLMServer) -> None:
+    s = session(project, server)
+
+    @s.tool
+    async def lookup_order(order_id: str) -> dict[str, Any]:
+        """Look an order up."""
+        await asyncio.sleep(0)
+        if order_id == "Z":
+            raise LookupError("no order Z")
+        return {"id": order_id}
+
+    server.script(
+        Scripted(
+            content=None,
+            tool_calls=[
+                {"name": "lookup_order", "arguments": {"order_id": "A"}},
+                {"name": "lookup_order", "arguments": {"order_id": "Z"}},
+            ],
+        ),
+        "<output>ok</output>",
+    )
+    assert s.call("support", question="where is A?").status == "COMPLETE"
+    assert tool_messages(server, 1) == ['{"id": "A"}', "error: LookupError: no order Z"]
 
 
 def test_an_exception_reaches_the_model_and_the_task_goes_on(project: Path, server: LLMServer) -> None:

@@ -4,6 +4,7 @@ or exception the text the model reads."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Callable
@@ -38,11 +39,18 @@ class PythonTool:
             return f"error: {self.name}: invalid arguments: " + "; ".join(violations)
         try:
             result = self.fn(**arguments)
+            if inspect.isawaitable(result):  # an async function: run to its end (no loop runs here)
+                result = asyncio.run(_awaited(result))
         except Exception as exc:  # the function's failure is an answer the model can act on
             return f"error: {type(exc).__name__}: {exc}"
         if isinstance(result, str):
             return result
         return json.dumps(result, ensure_ascii=False, default=str)
+
+
+async def _awaited(awaitable: Any) -> Any:
+    """What awaitable gives (asyncio.run takes a coroutine, not any awaitable)."""
+    return await awaitable
 
 
 def python_tool(fn: Any, name: str | None, builtin: Callable[[str], bool]) -> PythonTool:
