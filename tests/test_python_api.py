@@ -215,6 +215,6 @@ def test_a_procedure_comes_to_python_as_a_callable(project: Path) -> None:
     session.define("twice", lambda fn, x: fn(fn(x)))
     session.define("same", lambda fn: fn)
     assert session.eval("(twice (lambda (x) (* x 3)) 2)") == 18
-    assert session.eval("((same greet) \"bo\")") == "hi bo"
+    assert session.eval('((same greet) "bo")') == "hi bo"
     with pytest.raises(sexp_tasks.SexpError, match="car"):
         session.eval("car")(5)
