@@ -218,3 +218,12 @@ def test_a_procedure_comes_to_python_as_a_callable(project: Path) -> None:
     assert session.eval('((same greet) "bo")') == "hi bo"
     with pytest.raises(sexp_tasks.SexpError, match="car"):
         session.eval("car")(5)
+
+
+def test_run_file_inputs_must_be_a_dict(project: Path) -> None:
+    (project / "prog.sexp").write_text("(list x)\n")
+    assert sexp_tasks.run_file("prog.sexp", inputs={"x": [1, None]}) == [[1, None]]
+    not_a_dict = "inputs must be a dict of names to values, not list"
+    with pytest.raises(sexp_tasks.SexpError, match=not_a_dict) as raised:
+        sexp_tasks.run_file("prog.sexp", inputs=[("x", 1)])  # type: ignore[arg-type]
+    assert raised.value.type == "CONFIGURATION_ERROR"

@@ -86,6 +86,8 @@ class Session:
         recorded=True records the run in the store (as `sexp run` does; its id is then
         `run_id`); resume=RUN_ID resumes that recorded run (as `sexp run --resume`): its
         completed steps, model turns and tool calls (a Python tool's too) come from the store."""
+        if inputs is not None and not isinstance(inputs, dict):
+            raise SettingsError(f"inputs must be a dict of names to values, not {type(inputs).__name__}")
         for name, value in (inputs or {}).items():
             self.define(name, value)
         target = Path(path)

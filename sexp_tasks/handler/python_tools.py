@@ -63,7 +63,8 @@ def python_tool(fn: Any, name: str | None, builtin: Callable[[str], bool]) -> Py
         raise SettingsError(f"tool: {fn!r} has no __name__; give the tool a name (name=...)")
     if not TOOL_NAME.fullmatch(tool_name):
         raise SettingsError(
-            f"tool: the name {tool_name!r} is not a tool name (1 to 64 letters, digits, '_' or '-')"
+            f"tool: the name {tool_name!r} is not a tool name (1 to 64 letters, digits, '_' or '-');"
+            " give the tool a name (name=...)"
         )
     if builtin(tool_name):
         raise SettingsError(f"tool: {tool_name!r} is the name of a built-in tool; give another (name=...)")
