@@ -4,7 +4,6 @@ or exception the text the model reads."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 from collections.abc import Callable
@@ -40,6 +39,8 @@ class PythonTool:
         try:
             result = self.fn(**arguments)
             if inspect.isawaitable(result):  # an async function: run to its end (no loop runs here)
+                import asyncio  # lazy: only an async tool needs it (a start-up saving: cli/startup.py)
+
                 result = asyncio.run(_awaited(result))
         except Exception as exc:  # the function's failure is an answer the model can act on
             return f"error: {type(exc).__name__}: {exc}"
