@@ -260,6 +260,18 @@ def test_a_bad_attribute_is_a_validation_error_with_its_line(
     assert "schema" in err and named in err and "person.xml:5" in err, err
 
 
+def test_a_json_schema_that_is_no_schema_is_a_validation_error_before_any_request(
+    cli: Cli, workspace: Path, server: LLMServer
+) -> None:
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "person.xml").write_text(TEMPLATE % ("", '{"type": "bogus"}'))
+    (workspace / "p.sexp").write_text('(person :text "x")\n')
+    code, _, err = cli("run", "p.sexp", env=env(server))
+    assert code != 0 and server.requests == []
+    assert "person.xml:6" in err and "<json_schema> is not a JSON Schema" in err and "'bogus'" in err, err
+    assert "internal error" not in err, err
+
+
 def test_render_shows_the_response_format(cli: Cli, workspace: Path, server: LLMServer) -> None:
     template(workspace, "")
     code, out, err = cli("tasks", "render", "person", "--set-str", "text=x", "--json", env=env(server))
@@ -292,6 +304,7 @@ def test_defatom_output_format_clauses(cli: Cli, workspace: Path, server: LLMSer
         ("(retries -1)", "retries"),
         ('(retries "two")', "retries"),
         ('(json_schema "{nope")', "json_schema"),
+        ('(json_schema "{\\"type\\": \\"bogus\\"}")', "'bogus' is not valid"),
         ('(shape "x")', "shape"),
     ],
 )

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import TemplateError
 from ..generation import GenerationError, from_texts
+from ..handler.output import schema_problem
 from ..syntax.source import Source, Span
 from ..xmltools import XmlNode, parse_template_document
 
@@ -242,6 +243,10 @@ def _output_format(node: XmlNode | None, name: str, span: Span) -> OutputFormat:
             raise TemplateError(
                 "VALIDATION_ERROR", f"task '{name}': <json_schema> is not JSON: {err.msg}", span
             ) from None
+        problem = schema_problem(json_schema)
+        if problem is not None:
+            message = f"task '{name}': <json_schema> is not a JSON Schema: {problem}"
+            raise TemplateError("VALIDATION_ERROR", message, Span((span.source, schema_node.line, 1)))
     return OutputFormat(
         node.attributes["type"],
         node.attributes.get("schema"),
