@@ -303,6 +303,7 @@ def test_defatom_output_format_clauses(cli: Cli, workspace: Path, server: LLMSer
         ('(native "sometimes")', "native"),
         ("(retries -1)", "retries"),
         ('(retries "two")', "retries"),
+        ('(retries "²")', "retries"),
         ('(json_schema "{nope")', "json_schema"),
         ('(json_schema "{\\"type\\": \\"bogus\\"}")', "'bogus' is not valid"),
         ('(shape "x")', "shape"),
