@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-NUMBER, INTEGER, STRINGS, STRING = "a number", "an integer", "a list of strings", "a string"
+NUMBER, INTEGER, STRINGS, STRING = "a number", "an integer", "a list of strings", "a non-empty string"
 POSITIVE = "a positive integer"
 
 # Each known key and the kind of value it takes.
@@ -74,7 +74,7 @@ def from_texts(pairs: list[tuple[str, str]], where: str) -> dict[str, Any]:
             elif kind == STRINGS:
                 settings.setdefault(key, []).append(text)
             else:
-                settings[key] = text.strip()
+                settings[key] = _value(key, kind, text.strip(), where)
         except ValueError:
             raise GenerationError(key, f"{where}: {key} must be {kind}, got {text!r}") from None
     return settings
@@ -86,7 +86,7 @@ def _value(key: str, kind: str, value: Any, where: str) -> Any:
         NUMBER: isinstance(value, (int, float)) and not isinstance(value, bool),
         INTEGER: isinstance(value, int) and not isinstance(value, bool),
         POSITIVE: isinstance(value, int) and not isinstance(value, bool) and value > 0,
-        STRING: isinstance(value, str),
+        STRING: isinstance(value, str) and bool(value.strip()),
         STRINGS: isinstance(value, str)
         or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)),
     }[kind]
@@ -100,6 +100,8 @@ def _value(key: str, kind: str, value: Any, where: str) -> Any:
 
 
 def _kind(value: Any) -> str:
+    if isinstance(value, str) and not value.strip():
+        return "an empty string"
     return {bool: "a boolean", str: "a string", int: "an integer", float: "a number"}.get(
         type(value), "a list" if isinstance(value, (list, tuple)) else type(value).__name__
     )

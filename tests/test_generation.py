@@ -198,3 +198,14 @@ def test_max_tokens_is_a_positive_integer_wherever_it_is_set() -> None:
     with pytest.raises(GenerationError, match="max_tokens must be a positive integer"):
         from_texts([("max_tokens", "0")], "<generation>")
     assert check_generation({"max_tokens": 1, "seed": -3}) == {"max_tokens": 1, "seed": -3}
+
+
+def test_an_empty_reasoning_effort_is_refused_not_sent() -> None:
+    from sexp_tasks.generation import GenerationError, check_generation, from_texts
+
+    empty = "reasoning_effort must be a non-empty string, got an empty string"
+    with pytest.raises(GenerationError, match=empty):
+        check_generation({"reasoning_effort": " "})
+    with pytest.raises(GenerationError, match="reasoning_effort must be a non-empty string"):
+        from_texts([("reasoning_effort", "")], "<generation>")
+    assert check_generation({"reasoning_effort": "low"}) == {"reasoning_effort": "low"}
