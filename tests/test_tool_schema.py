@@ -79,3 +79,19 @@ def test_optional_without_a_none_default_lets_the_model_send_null() -> None:
         "limit": {"type": ["integer", "null"]},  # a null is not its default: sent as None
     }
     assert parameters["required"] == ["note", "tags", "mode", "either"]
+
+
+def test_an_array_always_says_what_its_items_are() -> None:
+    """OpenAI refuses a function whose array parameter has no `items` (as a hand-written schema
+    would have them, any JSON value when the hint does not say)."""
+
+    def fn(rows: list, ids: set, flags: frozenset[bool], anything: tuple) -> None:
+        pass
+
+    properties = function_schema(fn, "fn")["function"]["parameters"]["properties"]
+    assert properties == {
+        "rows": {"type": "array", "items": {}},
+        "ids": {"type": "array", "items": {}},
+        "flags": {"type": "array", "items": {"type": "boolean"}},
+        "anything": {"type": "array", "items": {}},
+    }

@@ -100,7 +100,8 @@ def type_schema(hint: Any, where: str) -> dict[str, Any]:
         items = [a for a in args if a is not Ellipsis]
         if origin is tuple and len(items) > 1:
             return {"type": "array", "prefixItems": [type_schema(a, where) for a in items]}
-        return {"type": "array", "items": type_schema(items[0], where)} if items else {"type": "array"}
+        # OpenAI refuses an array schema without items: any JSON value when the hint says none
+        return {"type": "array", "items": type_schema(items[0], where) if items else {}}
     if hint is dict or origin is dict:
         if len(args) == 2 and args[1] is not Any:
             return {"type": "object", "additionalProperties": type_schema(args[1], where)}
