@@ -227,3 +227,22 @@ def test_run_file_inputs_must_be_a_dict(project: Path) -> None:
     with pytest.raises(sexp_tasks.SexpError, match=not_a_dict) as raised:
         sexp_tasks.run_file("prog.sexp", inputs=[("x", 1)])  # type: ignore[arg-type]
     assert raised.value.type == "CONFIGURATION_ERROR"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("if", "define: 'if' is a special form; it cannot be defined"),
+        ("(x", "define: '\\(x' is not a name a program can use"),
+        ("", "define: '' is not a name a program can use"),
+        ("a b", "define: 'a b' is not a name a program can use"),
+        (5, "define: a name is a string, not int"),
+    ],
+)
+def test_define_takes_only_a_name_a_program_can_use(project: Path, name: Any, message: str) -> None:
+    with pytest.raises(sexp_tasks.SexpError, match=message):
+        sexp_tasks.Session().define(name, 1)
+    (project / "prog.sexp").write_text("1\n")
+    if isinstance(name, str):  # inputs are bound as define binds them
+        with pytest.raises(sexp_tasks.SexpError, match=message):
+            sexp_tasks.run_file("prog.sexp", inputs={name: 1})

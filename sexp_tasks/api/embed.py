@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from ..config import SHOWN_SETTINGS, TOML_KEYS, Settings, check_setting, check_type, load_settings
-from ..errors import SettingsError, TypeError_, UsageError
+from ..errors import ReadError, SettingsError, TypeError_, UsageError
 from ..generation import GenerationError, check_generation
 from ..handler.python_tools import python_tool
 from ..handler.tools import TOOL_SCHEMAS
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.values import Procedure, Value
 from ..runtime import Runtime
+from ..syntax.nodes import Symbol
+from ..syntax.reader import read
 from .convert import TaskResult, call_procedure, from_python, to_python
 
 __all__ = ["Session", "TaskResult", "run", "run_file"]
@@ -107,8 +109,23 @@ class Session:
 
     def define(self, name: str, value: Any) -> None:
         """Bind name to a Python value, or to a callable the program can call (with `:key value`
-        pairs as keyword arguments; an exception it raises is a language error)."""
-        self._runtime.define(name, from_python(value, name))
+        pairs as keyword arguments; an exception it raises is a language error). name is a name a
+        program can use, not a special form's."""
+        self._runtime.define(self._name(name), from_python(value, name))
+
+    def _name(self, name: Any) -> str:
+        """name, when a program can use it (a symbol, not a special form); else a SexpError."""
+        if not isinstance(name, str):
+            raise TypeError_(f"define: a name is a string, not {type(name).__name__}")
+        if name in self._runtime.compiler.forms:
+            raise SettingsError(f"define: '{name}' is a special form; it cannot be defined")
+        try:
+            forms = read(name, "define")
+        except ReadError:
+            forms = []
+        if len(forms) != 1 or not isinstance(forms[0], Symbol) or forms[0].name != name:
+            raise SettingsError(f"define: '{name}' is not a name a program can use")
+        return name
 
     @overload
     def tool(self, fn: F, name: str | None = None) -> F: ...
