@@ -125,6 +125,19 @@ def test_a_provider_refusing_response_format_falls_back_to_the_prompt(server: LL
     assert result.notes["resources"]["turns"] == 2  # the refused call is not a turn of its own
 
 
+def test_after_a_refusal_the_bare_json_asked_for_is_read_without_a_warning(server: LLMServer) -> None:
+    """The prompt asked for bare JSON (response_format was to go with it): the prompt-only answer
+    is read as that, not warned about as an answer without <output>."""
+    server.refuse_response_format = True
+    server.script(GOOD)
+    result = run(server, model="openai/bare-model", native="always")
+    assert "<output>" not in system_text(server.requests[1].body)
+    assert result.status == COMPLETE and result.parsed_content == {"name": "Ada", "age": 36}
+    assert result.notes["warnings"] == [
+        "openai/bare-model does not take response_format; the JSON Schema is asked for in the prompt only"
+    ]
+
+
 def test_a_refusal_costs_one_request_once_per_process(server: LLMServer) -> None:
     """The call carrying response_format goes without litellm's retries (they would repeat the
     refusal); once refused, later calls to that model and server go prompt-only at once."""
