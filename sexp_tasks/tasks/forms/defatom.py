@@ -8,7 +8,6 @@ from typing import Any
 
 from ...errors import FormError
 from ...generation import GenerationError, check_generation
-from ...handler.output import schema_problem
 from ...lang.printer import to_repr
 from ...lang.quoting import datum
 from ...syntax.nodes import FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol, elements
@@ -133,9 +132,6 @@ def _output_format(settings: dict[str, str], name: str, clause: FunctionCallNode
             raise FormError(f"{where}: json_schema is not JSON: {err.msg}", clause.span) from None
         if not isinstance(json_schema, dict):
             raise FormError(f"{where}: json_schema must be a JSON object", clause.span)
-        problem = schema_problem(json_schema)
-        if problem is not None:
-            raise FormError(f"{where}: json_schema is not a JSON Schema: {problem}", clause.span)
     return OutputFormat(kind, settings.get("schema"), json_schema, native, int(retries))
 
 
