@@ -384,3 +384,19 @@ def test_resuming_an_unknown_run_is_an_error(project: Path, server: LLMServer) -
     with pytest.raises(sexp_tasks.SexpError, match="unknown run '000000000000'") as raised:
         s.run_file("p.sexp", resume="000000000000")
     assert raised.value.type == "RUN_ERROR"
+
+
+def test_tuple_and_set_parameters_get_a_tuple_and_a_set(project: Path, server: LLMServer) -> None:
+    s = session(project, server)
+    got: list[Any] = []
+
+    @s.tool
+    def lookup_order(order_id: str, tags: set[str], pair: tuple[int, int] | None = None) -> str:
+        """Look an order up."""
+        got.append((tags, pair))
+        return "ok"
+
+    arguments = {"order_id": "A", "tags": ["x", "y", "x"], "pair": [1, 2]}
+    server.script(tool_call("lookup_order", arguments), "<output>ok</output>")
+    assert s.call("support", question="where is A?").status == "COMPLETE"
+    assert got == [({"x", "y"}, (1, 2))]

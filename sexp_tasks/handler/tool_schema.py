@@ -40,12 +40,7 @@ def function_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as err:
         raise SettingsError(f"tool {name}: cannot read the signature of {fn!r}: {err}") from None
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except TypeError:  # not a function (a partial, an object with __call__): the annotations as written
-        hints = {p.name: p.annotation for p in signature.parameters.values() if p.annotation is not p.empty}
-    except NameError as err:
-        raise SettingsError(f"tool {name}: a type hint names something unknown: {err}") from None
+    hints = type_hints(fn, signature, name)
     summary, described = read_docstring(inspect.getdoc(fn) or "")
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -71,6 +66,25 @@ def function_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
         function["description"] = summary
     function["parameters"] = {"type": "object", "properties": properties, "required": required}
     return {"type": "function", "function": function}
+
+
+def type_hints(fn: Callable[..., Any], signature: inspect.Signature, name: str) -> dict[str, Any]:
+    """fn's parameters' type hints; a SettingsError when one names something unknown."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except TypeError:  # not a function (a partial, an object with __call__): the annotations as written
+        return {p.name: p.annotation for p in signature.parameters.values() if p.annotation is not p.empty}
+    except NameError as err:
+        raise SettingsError(f"tool {name}: a type hint names something unknown: {err}") from None
+
+
+def collection_type(hint: Any) -> type | None:
+    """tuple, set or frozenset when hint asks for one (a JSON array arrives as a list); else None."""
+    hint = _without_none(hint)
+    if typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    kind = typing.get_origin(hint) or hint
+    return kind if kind in (tuple, set, frozenset) else None
 
 
 def type_schema(hint: Any, where: str) -> dict[str, Any]:
