@@ -65,7 +65,7 @@ class LanguageProcedure:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         def call() -> Value:
-            return call_procedure(self.procedure, list(args), kwargs, str(self.procedure))
+            return call_procedure(self.procedure, list(args), kwargs, self.procedure.name)
 
         # on the interpreter's deep stack, as a program's own calls run
         inside = threading.current_thread().name.startswith("sexp")
