@@ -246,3 +246,9 @@ def test_define_takes_only_a_name_a_program_can_use(project: Path, name: Any, me
     if isinstance(name, str):  # inputs are bound as define binds them
         with pytest.raises(sexp_tasks.SexpError, match=message):
             sexp_tasks.run_file("prog.sexp", inputs={name: 1})
+
+
+def test_quiet_is_a_boolean(project: Path) -> None:
+    with pytest.raises(sexp_tasks.SexpError, match="'quiet' has the wrong type \\(str\\); True or False"):
+        sexp_tasks.Session(quiet="no")
+    assert sexp_tasks.Session(quiet=True).settings.quiet is True

@@ -40,6 +40,8 @@ def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settin
                 continue  # not given
             if key in TOML_KEYS:
                 check_type(key, list(value) if isinstance(value, tuple) else value, f"'{key}'")
+            if key == "quiet" and not isinstance(value, bool):
+                raise SettingsError(f"'quiet' has the wrong type ({type(value).__name__}); True or False")
             if key == "generation":  # checked as sexp.toml's [generation] table is
                 overrides[key] = check_generation(value)
             # named as the caller named it, not as the flag; templates are directories as --templates'
