@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-NUMBER, INTEGER, STRINGS, STRING = "a number", "an integer", "a list of strings", "a string"
+NUMBER, INTEGER, STRINGS, STRING = "a number", "an integer", "a list of strings", "a non-empty string"
+POSITIVE = "a positive integer"
 
 # Each known key and the kind of value it takes.
 GENERATION_KEYS: dict[str, str] = {
     "temperature": NUMBER,
     "top_p": NUMBER,
-    "max_tokens": INTEGER,
+    "max_tokens": POSITIVE,
     "seed": INTEGER,
     "stop": STRINGS,
     "presence_penalty": NUMBER,
@@ -68,12 +69,12 @@ def from_texts(pairs: list[tuple[str, str]], where: str) -> dict[str, Any]:
         try:
             if kind == NUMBER:
                 settings[key] = float(text)
-            elif kind == INTEGER:
-                settings[key] = int(text)
+            elif kind in (INTEGER, POSITIVE):
+                settings[key] = _value(key, kind, int(text), where)
             elif kind == STRINGS:
                 settings.setdefault(key, []).append(text)
             else:
-                settings[key] = text.strip()
+                settings[key] = _value(key, kind, text.strip(), where)
         except ValueError:
             raise GenerationError(key, f"{where}: {key} must be {kind}, got {text!r}") from None
     return settings
@@ -84,18 +85,23 @@ def _value(key: str, kind: str, value: Any, where: str) -> Any:
     ok = {
         NUMBER: isinstance(value, (int, float)) and not isinstance(value, bool),
         INTEGER: isinstance(value, int) and not isinstance(value, bool),
-        STRING: isinstance(value, str),
+        POSITIVE: isinstance(value, int) and not isinstance(value, bool) and value > 0,
+        STRING: isinstance(value, str) and bool(value.strip()),
         STRINGS: isinstance(value, str)
         or (isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)),
     }[kind]
     if not ok:
-        raise GenerationError(key, f"{where}: {key} must be {kind}, got {_kind(value)} (known: {_known()})")
+        out_of_range = kind == POSITIVE and isinstance(value, int) and not isinstance(value, bool)
+        got = value if out_of_range else _kind(value)
+        raise GenerationError(key, f"{where}: {key} must be {kind}, got {got} (known: {_known()})")
     if kind == STRINGS:
         return [value] if isinstance(value, str) else list(value)
     return value
 
 
 def _kind(value: Any) -> str:
+    if isinstance(value, str) and not value.strip():
+        return "an empty string"
     return {bool: "a boolean", str: "a string", int: "an integer", float: "a number"}.get(
         type(value), "a list" if isinstance(value, (list, tuple)) else type(value).__name__
     )

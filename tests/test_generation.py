@@ -120,7 +120,12 @@ def test_notes_carry_generation(cli: Cli, workspace: Path, server: LLMServer) ->
 
 @pytest.mark.parametrize(
     ("given", "named"),
-    [('{"temprature" 0}', "temprature"), ('{"temperature" "hot"}', "temperature"), ('{"stop" 3}', "stop")],
+    [
+        ('{"temprature" 0}', "temprature"),
+        ('{"temperature" "hot"}', "temperature"),
+        ('{"stop" 3}', "stop"),
+        ('{"max_tokens" 0}', "max_tokens"),
+    ],
 )
 def test_a_bad_call_setting_is_refused_before_any_request(
     cli: Cli, workspace: Path, server: LLMServer, given: str, named: str
@@ -182,3 +187,25 @@ def test_a_setting_the_provider_does_not_take_is_named_to_be_dropped() -> None:
     assert llm.unsupported_settings("openai/test-model", ["seed", "temperature"]) == []
     assert llm.unsupported_settings("mock/x", ["seed"]) == []
     assert llm.unsupported_settings("nosuchprovider/x", ["seed"]) == []
+
+
+def test_max_tokens_is_a_positive_integer_wherever_it_is_set() -> None:
+    from sexp_tasks.generation import GenerationError, check_generation, from_texts
+
+    for settings in ({"max_tokens": 0}, {"max_tokens": -5}):
+        with pytest.raises(GenerationError, match="max_tokens must be a positive integer, got -?[05]"):
+            check_generation(settings)
+    with pytest.raises(GenerationError, match="max_tokens must be a positive integer"):
+        from_texts([("max_tokens", "0")], "<generation>")
+    assert check_generation({"max_tokens": 1, "seed": -3}) == {"max_tokens": 1, "seed": -3}
+
+
+def test_an_empty_reasoning_effort_is_refused_not_sent() -> None:
+    from sexp_tasks.generation import GenerationError, check_generation, from_texts
+
+    empty = "reasoning_effort must be a non-empty string, got an empty string"
+    with pytest.raises(GenerationError, match=empty):
+        check_generation({"reasoning_effort": " "})
+    with pytest.raises(GenerationError, match="reasoning_effort must be a non-empty string"):
+        from_texts([("reasoning_effort", "")], "<generation>")
+    assert check_generation({"reasoning_effort": "low"}) == {"reasoning_effort": "low"}

@@ -166,3 +166,89 @@ def test_settings_are_the_sexp_toml_keys(project: Path) -> None:
 
 def test_the_package_is_typed() -> None:
     assert (Path(sexp_tasks.__file__).parent / "py.typed").is_file()
+
+
+def test_generation_and_templates_settings_are_checked_as_sexp_toml_checks_them(project: Path) -> None:
+    unknown = "unknown setting 'temprature' \\(known: temperature, top_p"
+    with pytest.raises(sexp_tasks.SexpError, match=unknown) as raised:
+        sexp_tasks.Session(generation={"temprature": 0.2})
+    assert raised.value.type == "CONFIGURATION_ERROR"
+    with pytest.raises(sexp_tasks.SexpError, match="temperature must be a number, got a string"):
+        sexp_tasks.Session(generation={"temperature": "hot"})
+    assert sexp_tasks.Session(generation={"stop": "END"}).settings.generation == {"stop": ["END"]}
+    with pytest.raises(sexp_tasks.SexpError, match="templates must be a directory \\(got 'missing'\\)"):
+        sexp_tasks.Session(templates=["missing"])
+
+
+def test_eval_of_something_not_text_is_a_sexp_error(project: Path) -> None:
+    with pytest.raises(sexp_tasks.SexpError, match="eval takes the program's text, not int") as raised:
+        sexp_tasks.Session().eval(5)  # type: ignore[arg-type]
+    assert raised.value.type == "TYPE_ERROR"
+    with pytest.raises(sexp_tasks.SexpError, match="run takes the program's text, not list"):
+        sexp_tasks.run(["(+ 1 2)"])  # type: ignore[arg-type]
+
+
+def test_a_task_result_goes_back_into_the_language(project: Path) -> None:
+    session = task_session(project, ['<output>{"summary": "short"}</output>', "<output>not json</output>"])
+    result = session.call("summarize", text="a long text")
+    session.define("kept", result)
+    assert session.eval('(list (task-result? kept) (get-field kept "summary") (task-json kept))') == [
+        True,
+        "short",
+        {"summary": "short"},
+    ]
+    assert session.call("get-field", result, "content") == result.content
+    session.define("keep", lambda value: value)  # a Python function handed a task result returns it
+    failed = session.eval('(keep (summarize "text"))')
+    assert failed.failed and failed.error["reason"] == "output_format_failure"
+    reason = session.eval('(get (get-field (keep (summarize "text")) "error") "reason")')
+    assert reason == "output_format_failure"
+
+
+def test_a_procedure_comes_to_python_as_a_callable(project: Path) -> None:
+    session = sexp_tasks.Session()
+    session.eval('(define (greet name) (str "hi " name))')
+    greet = session.eval("greet")
+    assert greet("ada") == "hi ada"
+    assert session.eval("(lambda (xs) (map (lambda (x) (* x 2)) xs))")([1, 2]) == [2, 4]
+    # a Python function handed a procedure calls it, and hands it back as the procedure it was
+    session.define("twice", lambda fn, x: fn(fn(x)))
+    session.define("same", lambda fn: fn)
+    assert session.eval("(twice (lambda (x) (* x 3)) 2)") == 18
+    assert session.eval('((same greet) "bo")') == "hi bo"
+    with pytest.raises(sexp_tasks.SexpError, match="car"):
+        session.eval("car")(5)
+
+
+def test_run_file_inputs_must_be_a_dict(project: Path) -> None:
+    (project / "prog.sexp").write_text("(list x)\n")
+    assert sexp_tasks.run_file("prog.sexp", inputs={"x": [1, None]}) == [[1, None]]
+    not_a_dict = "inputs must be a dict of names to values, not list"
+    with pytest.raises(sexp_tasks.SexpError, match=not_a_dict) as raised:
+        sexp_tasks.run_file("prog.sexp", inputs=[("x", 1)])  # type: ignore[arg-type]
+    assert raised.value.type == "CONFIGURATION_ERROR"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("if", "define: 'if' is a special form; it cannot be defined"),
+        ("(x", "define: '\\(x' is not a name a program can use"),
+        ("", "define: '' is not a name a program can use"),
+        ("a b", "define: 'a b' is not a name a program can use"),
+        (5, "define: a name is a string, not int"),
+    ],
+)
+def test_define_takes_only_a_name_a_program_can_use(project: Path, name: Any, message: str) -> None:
+    with pytest.raises(sexp_tasks.SexpError, match=message):
+        sexp_tasks.Session().define(name, 1)
+    (project / "prog.sexp").write_text("1\n")
+    if isinstance(name, str):  # inputs are bound as define binds them
+        with pytest.raises(sexp_tasks.SexpError, match=message):
+            sexp_tasks.run_file("prog.sexp", inputs={name: 1})
+
+
+def test_quiet_is_a_boolean(project: Path) -> None:
+    with pytest.raises(sexp_tasks.SexpError, match="'quiet' has the wrong type \\(str\\); True or False"):
+        sexp_tasks.Session(quiet="no")
+    assert sexp_tasks.Session(quiet=True).settings.quiet is True

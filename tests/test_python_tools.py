@@ -8,6 +8,7 @@ In-process sessions against the local server (tests/llm_server.py), which record
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -157,6 +158,31 @@ def test_a_string_result_is_sent_as_it_is_and_defatom_lists_it(project: Path, se
     assert value == "ok"
     assert server.requests[0].body["tools"][0]["function"]["name"] == "lookup_order"
     assert tool_messages(server, 1) == ["order B: shipped"]
+
+
+def test_an_async_function_is_awaited(project: Path, server: LLMServer) -> None:
+    s = session(project, server)
+
+    @s.tool
+    async def lookup_order(order_id: str) -> dict[str, Any]:
+        """Look an order up."""
+        await asyncio.sleep(0)
+        if order_id == "Z":
+            raise LookupError("no order Z")
+        return {"id": order_id}
+
+    server.script(
+        Scripted(
+            content=None,
+            tool_calls=[
+                {"name": "lookup_order", "arguments": {"order_id": "A"}},
+                {"name": "lookup_order", "arguments": {"order_id": "Z"}},
+            ],
+        ),
+        "<output>ok</output>",
+    )
+    assert s.call("support", question="where is A?").status == "COMPLETE"
+    assert tool_messages(server, 1) == ['{"id": "A"}', "error: LookupError: no order Z"]
 
 
 def test_an_exception_reaches_the_model_and_the_task_goes_on(project: Path, server: LLMServer) -> None:
@@ -358,3 +384,19 @@ def test_resuming_an_unknown_run_is_an_error(project: Path, server: LLMServer) -
     with pytest.raises(sexp_tasks.SexpError, match="unknown run '000000000000'") as raised:
         s.run_file("p.sexp", resume="000000000000")
     assert raised.value.type == "RUN_ERROR"
+
+
+def test_tuple_and_set_parameters_get_a_tuple_and_a_set(project: Path, server: LLMServer) -> None:
+    s = session(project, server)
+    got: list[Any] = []
+
+    @s.tool
+    def lookup_order(order_id: str, tags: set[str], pair: tuple[int, int] | None = None) -> str:
+        """Look an order up."""
+        got.append((tags, pair))
+        return "ok"
+
+    arguments = {"order_id": "A", "tags": ["x", "y", "x"], "pair": [1, 2]}
+    server.script(tool_call("lookup_order", arguments), "<output>ok</output>")
+    assert s.call("support", question="where is A?").status == "COMPLETE"
+    assert got == [({"x", "y"}, (1, 2))]

@@ -125,6 +125,19 @@ def test_a_provider_refusing_response_format_falls_back_to_the_prompt(server: LL
     assert result.notes["resources"]["turns"] == 2  # the refused call is not a turn of its own
 
 
+def test_after_a_refusal_the_bare_json_asked_for_is_read_without_a_warning(server: LLMServer) -> None:
+    """The prompt asked for bare JSON (response_format was to go with it): the prompt-only answer
+    is read as that, not warned about as an answer without <output>."""
+    server.refuse_response_format = True
+    server.script(GOOD)
+    result = run(server, model="openai/bare-model", native="always")
+    assert "<output>" not in system_text(server.requests[1].body)
+    assert result.status == COMPLETE and result.parsed_content == {"name": "Ada", "age": 36}
+    assert result.notes["warnings"] == [
+        "openai/bare-model does not take response_format; the JSON Schema is asked for in the prompt only"
+    ]
+
+
 def test_a_refusal_costs_one_request_once_per_process(server: LLMServer) -> None:
     """The call carrying response_format goes without litellm's retries (they would repeat the
     refusal); once refused, later calls to that model and server go prompt-only at once."""
@@ -260,6 +273,29 @@ def test_a_bad_attribute_is_a_validation_error_with_its_line(
     assert "schema" in err and named in err and "person.xml:5" in err, err
 
 
+def test_a_json_schema_that_is_no_schema_is_a_validation_error_before_any_request(
+    cli: Cli, workspace: Path, server: LLMServer
+) -> None:
+    """Checked when the task is first called (a start that calls no model imports no jsonschema)."""
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "person.xml").write_text(TEMPLATE % ("", '{"type": "bogus"}'))
+    (workspace / "p.sexp").write_text('(person :text "x")\n')
+    code, _, err = cli("run", "p.sexp", env=env(server))
+    assert code != 0 and server.requests == []
+    assert "person.xml:1" in err and "its json_schema is not a JSON Schema" in err and "'bogus'" in err, err
+    assert "internal error" not in err, err
+    (workspace / "d.sexp").write_text(
+        '(defatom shout (instructions "x")\n'
+        '  (output_format (type "json") (json_schema "{\\"minLength\\": -1}")))\n(shout)\n'
+    )
+    code, _, err = cli("run", "d.sexp", env=env(server))
+    assert code != 0 and server.requests == []
+    assert "d.sexp:1:1" in err and "task 'shout': its json_schema is not a JSON Schema" in err, err
+    code, out, err = cli("eval", "(+ 1 2)", python_flags=("-X", "importtime"))
+    assert (code, out) == (0, "3\n") and "| sexp_tasks" in err
+    assert not any(line.rstrip().endswith("| jsonschema") for line in err.splitlines())
+
+
 def test_render_shows_the_response_format(cli: Cli, workspace: Path, server: LLMServer) -> None:
     template(workspace, "")
     code, out, err = cli("tasks", "render", "person", "--set-str", "text=x", "--json", env=env(server))
@@ -291,6 +327,7 @@ def test_defatom_output_format_clauses(cli: Cli, workspace: Path, server: LLMSer
         ('(native "sometimes")', "native"),
         ("(retries -1)", "retries"),
         ('(retries "two")', "retries"),
+        ('(retries "²")', "retries"),
         ('(json_schema "{nope")', "json_schema"),
         ('(shape "x")', "shape"),
     ],

@@ -56,3 +56,42 @@ def test_more_types() -> None:
         "mixed": {"enum": [1, "a"]},
         "raw": {"type": "object"},
     }
+
+
+def test_optional_without_a_none_default_lets_the_model_send_null() -> None:
+    def fn(
+        note: str | None,
+        tags: list[str | None],
+        mode: Literal["a", "b"] | None,
+        either: int | str | None,
+        region: str | None = None,
+        limit: int | None = 5,
+    ) -> None:
+        pass
+
+    parameters = function_schema(fn, "fn")["function"]["parameters"]
+    assert parameters["properties"] == {
+        "note": {"type": ["string", "null"]},
+        "tags": {"type": "array", "items": {"type": ["string", "null"]}},
+        "mode": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]},
+        "either": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
+        "region": {"type": "string"},  # a null is its default: left out before the call
+        "limit": {"type": ["integer", "null"]},  # a null is not its default: sent as None
+    }
+    assert parameters["required"] == ["note", "tags", "mode", "either"]
+
+
+def test_an_array_always_says_what_its_items_are() -> None:
+    """OpenAI refuses a function whose array parameter has no `items` (as a hand-written schema
+    would have them, any JSON value when the hint does not say)."""
+
+    def fn(rows: list, ids: set, flags: frozenset[bool], anything: tuple) -> None:
+        pass
+
+    properties = function_schema(fn, "fn")["function"]["parameters"]["properties"]
+    assert properties == {
+        "rows": {"type": "array", "items": {}},
+        "ids": {"type": "array", "items": {}},
+        "flags": {"type": "array", "items": {"type": "boolean"}},
+        "anything": {"type": "array", "items": {}},
+    }

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PythonError, SexpError, TypeError_
-from ..lang.values import Primitive, Procedure, Value
+from ..lang.calls import apply_procedure
+from ..lang.deepstack import run_with_deep_stack
+from ..lang.values import NamedProcedure, Primitive, Procedure, Value
+from ..results import TaskError
 from ..results import TaskResult as LanguageTaskResult
 from ..syntax.nodes import Keyword, Symbol
 
@@ -32,8 +36,8 @@ class TaskResult:
 
 def to_python(value: Value) -> Any:
     """nil → None, lists → list, dicts → dict, a TaskResult → TaskResult; symbols and keywords
-    become their names (a keyword's with its colon); numbers, strings, booleans and procedures
-    stay as they are."""
+    become their names (a keyword's with its colon); a procedure becomes a Python callable
+    (LanguageProcedure); numbers, strings and booleans stay as they are."""
     if isinstance(value, list):
         return [to_python(item) for item in value]
     if isinstance(value, dict):
@@ -46,12 +50,46 @@ def to_python(value: Value) -> Any:
         return value.name
     if isinstance(value, Keyword):
         return ":" + value.name
+    if isinstance(value, Procedure):
+        return LanguageProcedure(value)
     return value
+
+
+class LanguageProcedure:
+    """A procedure or task of the language, callable from Python: arguments converted from Python,
+    keyword arguments as `:key value` pairs (a task's named inputs), the value converted back.
+    Given back to the language, it is the procedure it wraps."""
+
+    def __init__(self, procedure: Procedure) -> None:
+        self.procedure = procedure
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        def call() -> Value:
+            return call_procedure(self.procedure, list(args), kwargs, self.procedure.name)
+
+        # on the interpreter's deep stack, as a program's own calls run
+        inside = threading.current_thread().name.startswith("sexp")
+        return to_python(call() if inside else run_with_deep_stack(call))
+
+    def __repr__(self) -> str:
+        return repr(self.procedure)
+
+
+def call_procedure(fn: Procedure, args: list[Any], kwargs: dict[str, Any], name: str) -> Value:
+    """fn called with Python arguments: a task given keyword arguments only takes them as its
+    named inputs, another procedure as `:key value` pairs after the positional ones."""
+    values = [from_python(arg, name) for arg in args]
+    if isinstance(fn, NamedProcedure) and kwargs and not values:
+        return fn.call_named({key: from_python(v, name) for key, v in kwargs.items()})
+    for key, value in kwargs.items():
+        values += [Keyword(key), from_python(value, name)]
+    return apply_procedure(fn, values, 0)
 
 
 def from_python(value: Any, name: str = "value") -> Value:
     """A Python value as the language's: None, booleans, numbers and strings as they are, lists
-    and tuples as lists, dicts with string keys as dicts, a callable as a procedure named name."""
+    and tuples as lists, dicts with string keys as dicts, a TaskResult as the language's task
+    result, a callable as a procedure named name."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (list, tuple)):
@@ -63,11 +101,23 @@ def from_python(value: Any, name: str = "value") -> Value:
                 raise TypeError_(f"{name}: a dict key must be a string (got {type(key).__name__})")
             converted[key] = from_python(item, name)
         return converted
+    if isinstance(value, TaskResult):
+        error = _task_error(value.error) if value.error is not None else None
+        parsed, notes = from_python(value.parsed, name), from_python(value.notes, name)
+        return LanguageTaskResult(value.content, value.status, notes, parsed, error=error)  # type: ignore[arg-type]
     if isinstance(value, Procedure):
         return value  # a procedure the language gave
+    if isinstance(value, LanguageProcedure):
+        return value.procedure
     if callable(value):
         return python_procedure(name, value)
     raise TypeError_(f"{name}: a Python {type(value).__name__} has no value in the language")
+
+
+def _task_error(error: dict[str, Any]) -> TaskError:
+    """A TaskResult's error dict as the TaskError it was made from (keys it does not know left out)."""
+    known = {key: error[key] for key in TaskError.__dataclass_fields__ if key in error}
+    return TaskError(**{"type": "TASK_FAILURE", "message": "", **known})
 
 
 def python_procedure(name: str, fn: Callable[..., Any]) -> Primitive:

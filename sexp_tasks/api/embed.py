@@ -7,15 +7,16 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from ..config import SHOWN_SETTINGS, TOML_KEYS, Settings, check_setting, check_type, load_settings
-from ..errors import SettingsError, UsageError
+from ..errors import ReadError, SettingsError, TypeError_, UsageError
+from ..generation import GenerationError, check_generation
 from ..handler.python_tools import python_tool
 from ..handler.tools import TOOL_SCHEMAS
-from ..lang.calls import apply_procedure
 from ..lang.deepstack import run_with_deep_stack
-from ..lang.values import NamedProcedure, Procedure, Value
+from ..lang.values import Procedure, Value
 from ..runtime import Runtime
-from ..syntax.nodes import Keyword
-from .convert import TaskResult, from_python, to_python
+from ..syntax.nodes import Symbol
+from ..syntax.reader import read
+from .convert import TaskResult, call_procedure, from_python, to_python
 
 __all__ = ["Session", "TaskResult", "run", "run_file"]
 
@@ -39,9 +40,14 @@ def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settin
                 continue  # not given
             if key in TOML_KEYS:
                 check_type(key, list(value) if isinstance(value, tuple) else value, f"'{key}'")
-            check_setting(key, value, key)  # named as the caller named it, not as the flag
+            if key == "quiet" and not isinstance(value, bool):
+                raise SettingsError(f"'quiet' has the wrong type ({type(value).__name__}); True or False")
+            if key == "generation":  # checked as sexp.toml's [generation] table is
+                overrides[key] = check_generation(value)
+            # named as the caller named it, not as the flag; templates are directories as --templates'
+            check_setting("template_flags" if key == "templates" else key, value, key)
         return load_settings(directory or Path.cwd(), overrides)
-    except UsageError as err:
+    except (UsageError, GenerationError) as err:
         raise SettingsError(str(err)) from None
 
 
@@ -68,6 +74,7 @@ class Session:
 
     def eval(self, text: str) -> Any:
         """Run every form of text; the last one's value, converted to Python."""
+        _text(text, "eval")
         return to_python(_deep(lambda: self._runtime.run_source(text, "<python>")))
 
     def run_file(
@@ -83,6 +90,8 @@ class Session:
         recorded=True records the run in the store (as `sexp run` does; its id is then
         `run_id`); resume=RUN_ID resumes that recorded run (as `sexp run --resume`): its
         completed steps, model turns and tool calls (a Python tool's too) come from the store."""
+        if inputs is not None and not isinstance(inputs, dict):
+            raise SettingsError(f"inputs must be a dict of names to values, not {type(inputs).__name__}")
         for name, value in (inputs or {}).items():
             self.define(name, value)
         target = Path(path)
@@ -102,8 +111,23 @@ class Session:
 
     def define(self, name: str, value: Any) -> None:
         """Bind name to a Python value, or to a callable the program can call (with `:key value`
-        pairs as keyword arguments; an exception it raises is a language error)."""
-        self._runtime.define(name, from_python(value, name))
+        pairs as keyword arguments; an exception it raises is a language error). name is a name a
+        program can use, not a special form's."""
+        self._runtime.define(self._name(name), from_python(value, name))
+
+    def _name(self, name: Any) -> str:
+        """name, when a program can use it (a symbol, not a special form); else a SexpError."""
+        if not isinstance(name, str):
+            raise TypeError_(f"define: a name is a string, not {type(name).__name__}")
+        if name in self._runtime.compiler.forms:
+            raise SettingsError(f"define: '{name}' is a special form; it cannot be defined")
+        try:
+            forms = read(name, "define")
+        except ReadError:
+            forms = []
+        if len(forms) != 1 or not isinstance(forms[0], Symbol) or forms[0].name != name:
+            raise SettingsError(f"define: '{name}' is not a name a program can use")
+        return name
 
     @overload
     def tool(self, fn: F, name: str | None = None) -> F: ...
@@ -115,14 +139,15 @@ class Session:
         `@session.tool` or `@session.tool(name="...")`; returns fn.
 
         Its JSON schema comes from the signature's type hints (str, int, float, bool, list[X],
-        dict, Literal[...], X | None; a parameter without a hint takes any JSON value) and the
-        docstring (its first paragraph describes the tool, an `Args:` section each parameter); a
-        parameter without a default is required. The model's arguments are checked against it
-        (a violation is an answer naming it, fn not called); fn's result goes back to the model
-        as text (a string as it is, anything else as JSON), an exception as
-        `error: <ExceptionType>: <message>`, and the task goes on. A recorded run journals each
-        call, so a resumed run does not call fn again. A name that is not 1 to 64 letters,
-        digits, `_` or `-`, a built-in tool's name, or a type with no JSON form is a SexpError.
+        dict, Literal[...], X | None: X or null; a parameter without a hint takes any JSON
+        value) and the docstring (its first paragraph describes the tool, an `Args:` section
+        each parameter); a parameter without a default is required. The model's arguments are
+        checked against it (a violation is an answer naming it, fn not called); fn's result (an
+        async fn's awaited) goes back to the model as text (a string as it is, anything else as
+        JSON), an exception as `error: <ExceptionType>: <message>`, and the task goes on. A
+        recorded run journals each call, so a resumed run does not call fn again. A name that
+        is not 1 to 64 letters, digits, `_` or `-`, a built-in tool's name, or a type with no
+        JSON form is a SexpError.
         Registering a name again replaces the tool.
         """
         if fn is None:
@@ -141,16 +166,12 @@ class Session:
         fn = globals_.values[name] if name in globals_.values else globals_.missing(name, None, None)
         if not isinstance(fn, Procedure):
             raise SettingsError(f"{name} is not a procedure or task")
-        values = [from_python(arg, name) for arg in args]
-        if isinstance(fn, NamedProcedure) and kwargs and not values:
-            return fn.call_named({key: from_python(v, name) for key, v in kwargs.items()})
-        for key, value in kwargs.items():
-            values += [Keyword(key), from_python(value, name)]
-        return apply_procedure(fn, values, 0)
+        return call_procedure(fn, args, kwargs, name)
 
 
 def run(text: str, **settings: Any) -> Any:
     """Run a program's text in a new session; its last value, converted to Python."""
+    _text(text, "run")
     return Session(**settings).eval(text)
 
 
@@ -158,6 +179,12 @@ def run_file(path: str | Path, inputs: dict[str, Any] | None = None, **settings:
     """Run a program file in a new session (its own tasks/ directory loaded), inputs bound as
     `--set` binds them; its last value, converted to Python."""
     return Session(_program=Path(path), **settings).run_file(path, inputs)
+
+
+def _text(text: Any, caller: str) -> None:
+    """A TYPE_ERROR unless text is a program's text (a str)."""
+    if not isinstance(text, str):
+        raise TypeError_(f"{caller} takes the program's text, not {type(text).__name__}")
 
 
 def _deep(action: Callable[[], T]) -> T:

@@ -35,8 +35,8 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=True,
     ),
     "asyncio": Lazy(
-        ("sexp_tasks.handler.llm",),
-        "litellm's async transport, for a model call: 15 ms",
+        ("sexp_tasks.handler.llm", "sexp_tasks.handler.python_tools"),
+        "litellm's async transport, for a model call, or an async Python tool: 15 ms",
         program=True,
     ),
     "tiktoken": Lazy(

@@ -51,6 +51,7 @@ class Handler:
         self.subtasks: list[dict[str, Any]] = []  # the subtasks this conversation spawned
         self._uses_output_section = True  # whether answers come inside <output> (set per run)
         self._response_format: dict[str, Any] | None = None  # sent with each call (set per run)
+        self._bare = False  # whether the prompt asks for bare JSON, as response_format goes (set per run)
         self.repairs = 0  # the repair messages sent (SPEC §10.2)
 
     def run(self, prompt: TaskPrompt) -> TaskResult:
@@ -93,12 +94,13 @@ class Handler:
         with it whether answers come inside <output> (a native JSON answer is bare JSON)."""
         model = prompt.model or self.config.model
         self._response_format = response_format(prompt.output, model, prompt.template)
+        self._bare = self._response_format is not None  # kept when a refusal drops response_format
         self._uses_output_section = not prompt.output.disable_reparsing and self._response_format is None
         return model
 
     def _read(self, answer: str, prompt: TaskPrompt) -> Any:
         """The answer read by the output protocol (output.read_answer): bare JSON when native."""
-        return read_answer(answer, prompt.output, bare=self._response_format is not None)
+        return read_answer(answer, prompt.output, bare=self._bare)
 
     def request(self, prompt: TaskPrompt) -> dict[str, Any]:
         """The request the first model call of run(prompt) sends (request.model_request), built
@@ -123,7 +125,7 @@ class Handler:
             for p in (
                 self.config.system_prompt,
                 prompt.system,
-                instructions(prompt.output, bare=self._response_format is not None),
+                instructions(prompt.output, bare=self._bare),
             )
             if p
         )

@@ -219,6 +219,18 @@ def _schema_violations(value: Any, schema: dict[str, Any]) -> list[str] | None:
     return found or None
 
 
+def schema_problem(schema: Any) -> str | None:
+    """Why schema is not a JSON Schema answers can be checked against (nor sent as
+    response_format); None when it is one."""
+    import jsonschema  # lazy (a start-up saving: cli/startup.py)
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as err:
+        return f"{'/'.join(map(str, err.absolute_path)) or '(root)'}: {err.message}"
+    return None
+
+
 def type_name(value: Any) -> str:
     """The JSON name of a value's type."""
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}

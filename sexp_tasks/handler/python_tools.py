@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import SettingsError
 from .output import argument_violations
-from .tool_schema import TOOL_NAME, function_schema
+from .tool_schema import TOOL_NAME, collection_type, function_schema, type_hints
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class PythonTool:
     schema: dict[str, Any]  # the OpenAI function schema sent in the request's `tools`
     takes_more: bool  # whether fn takes **kwargs (arguments its schema does not name)
     nullable: frozenset[str] = frozenset()  # parameters whose default is None: a null is left out
+    collections: tuple[tuple[str, type], ...] = ()  # parameters typed tuple, set or frozenset
 
     def run(self, arguments: dict[str, Any]) -> str:
         """The answer the model reads: the result (a string as it is, else JSON), `error: ...`
@@ -37,12 +38,24 @@ class PythonTool:
         if violations:
             return f"error: {self.name}: invalid arguments: " + "; ".join(violations)
         try:
+            for name, kind in self.collections:  # a JSON array as the tuple or set the hint asks for
+                if isinstance(arguments.get(name), list):
+                    arguments[name] = kind(arguments[name])  # a set of unhashable items: an error answer
             result = self.fn(**arguments)
+            if inspect.isawaitable(result):  # an async function: run to its end (no loop runs here)
+                import asyncio  # lazy: only an async tool needs it (a start-up saving: cli/startup.py)
+
+                result = asyncio.run(_awaited(result))
         except Exception as exc:  # the function's failure is an answer the model can act on
             return f"error: {type(exc).__name__}: {exc}"
         if isinstance(result, str):
             return result
         return json.dumps(result, ensure_ascii=False, default=str)
+
+
+async def _awaited(awaitable: Any) -> Any:
+    """What awaitable gives (asyncio.run takes a coroutine, not any awaitable)."""
+    return await awaitable
 
 
 def python_tool(fn: Any, name: str | None, builtin: Callable[[str], bool]) -> PythonTool:
@@ -55,7 +68,8 @@ def python_tool(fn: Any, name: str | None, builtin: Callable[[str], bool]) -> Py
         raise SettingsError(f"tool: {fn!r} has no __name__; give the tool a name (name=...)")
     if not TOOL_NAME.fullmatch(tool_name):
         raise SettingsError(
-            f"tool: the name {tool_name!r} is not a tool name (1 to 64 letters, digits, '_' or '-')"
+            f"tool: the name {tool_name!r} is not a tool name (1 to 64 letters, digits, '_' or '-');"
+            " give the tool a name (name=...)"
         )
     if builtin(tool_name):
         raise SettingsError(f"tool: {tool_name!r} is the name of a built-in tool; give another (name=...)")
@@ -63,4 +77,7 @@ def python_tool(fn: Any, name: str | None, builtin: Callable[[str], bool]) -> Py
     parameters = inspect.signature(fn).parameters.values()
     takes_more = any(p.kind is p.VAR_KEYWORD for p in parameters)
     nullable = frozenset(p.name for p in parameters if p.default is None)
-    return PythonTool(tool_name, fn, schema, takes_more, nullable)
+    hints = type_hints(fn, inspect.signature(fn), tool_name)
+    kinds = ((name, collection_type(hint)) for name, hint in hints.items() if name != "return")
+    collections = tuple((name, kind) for name, kind in kinds if kind is not None)
+    return PythonTool(tool_name, fn, schema, takes_more, nullable, collections)

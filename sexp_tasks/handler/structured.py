@@ -73,6 +73,7 @@ def complete(
 
 
 def refusal_warning(model: str) -> str:
+    """The one warning a refused response_format leaves in the notes."""
     return f"{model} does not take response_format; the JSON Schema is asked for in the prompt only"
 
 

@@ -2,7 +2,8 @@
 write by hand for litellm, derived from the signature's type hints and the docstring.
 
 Types: str → string, int → integer, float → number, bool → boolean, list[X] (tuple, set) →
-array of X, dict → object, X | None and Optional[X] → X's schema, Literal[...] → enum, Any or no
+array of X, dict → object, X | None and Optional[X] → X's schema or null (X's alone for a
+parameter whose default is None: a null there is the default), Literal[...] → enum, Any or no
 hint → no type constraint, another union → anyOf, Annotated[X, "text"] → X described by text. A
 parameter without a default is required. The description is the docstring's first paragraph;
 each parameter's comes from its Args section (Google: `name (type): text`), its Parameters
@@ -39,12 +40,7 @@ def function_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as err:
         raise SettingsError(f"tool {name}: cannot read the signature of {fn!r}: {err}") from None
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except TypeError:  # not a function (a partial, an object with __call__): the annotations as written
-        hints = {p.name: p.annotation for p in signature.parameters.values() if p.annotation is not p.empty}
-    except NameError as err:
-        raise SettingsError(f"tool {name}: a type hint names something unknown: {err}") from None
+    hints = type_hints(fn, signature, name)
     summary, described = read_docstring(inspect.getdoc(fn) or "")
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -56,7 +52,10 @@ def function_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
                 f"tool {name}: parameter '{param.name}' is positional-only; a model passes arguments by name"
             )
         where = f"tool {name}: parameter '{param.name}'"
-        prop = type_schema(hints[param.name], where) if param.name in hints else {}
+        hint = hints.get(param.name, inspect.Parameter.empty)
+        # a null for a parameter defaulting to None is that default (left out before the call):
+        # its schema is the type's without None; elsewhere None in a hint lets a model send null
+        prop = type_schema(_without_none(hint) if param.default is None else hint, where)
         if param.name in described:
             prop["description"] = described[param.name]
         properties[param.name] = prop
@@ -67,6 +66,25 @@ def function_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
         function["description"] = summary
     function["parameters"] = {"type": "object", "properties": properties, "required": required}
     return {"type": "function", "function": function}
+
+
+def type_hints(fn: Callable[..., Any], signature: inspect.Signature, name: str) -> dict[str, Any]:
+    """fn's parameters' type hints; a SettingsError when one names something unknown."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except TypeError:  # not a function (a partial, an object with __call__): the annotations as written
+        return {p.name: p.annotation for p in signature.parameters.values() if p.annotation is not p.empty}
+    except NameError as err:
+        raise SettingsError(f"tool {name}: a type hint names something unknown: {err}") from None
+
+
+def collection_type(hint: Any) -> type | None:
+    """tuple, set or frozenset when hint asks for one (a JSON array arrives as a list); else None."""
+    hint = _without_none(hint)
+    if typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    kind = typing.get_origin(hint) or hint
+    return kind if kind in (tuple, set, frozenset) else None
 
 
 def type_schema(hint: Any, where: str) -> dict[str, Any]:
@@ -86,14 +104,18 @@ def type_schema(hint: Any, where: str) -> dict[str, Any]:
         return {**schema, "enum": list(args)}
     if origin in (typing.Union, types.UnionType):
         options = [a for a in args if a is not type(None)]
-        if len(options) == 1:
-            return type_schema(options[0], where)  # Optional[X]: X (a None default makes it optional)
+        if len(options) == 1:  # Optional[X]: X's schema, or null
+            schema = type_schema(options[0], where)
+            if set(schema) == {"type"} and isinstance(schema["type"], str):
+                return {"type": [schema["type"], "null"]}
+            return {"anyOf": [schema, {"type": "null"}]} if schema else schema
         return {"anyOf": [type_schema(a, where) for a in args]}
     if hint in _ARRAYS or origin in _ARRAYS:
         items = [a for a in args if a is not Ellipsis]
         if origin is tuple and len(items) > 1:
             return {"type": "array", "prefixItems": [type_schema(a, where) for a in items]}
-        return {"type": "array", "items": type_schema(items[0], where)} if items else {"type": "array"}
+        # OpenAI refuses an array schema without items: any JSON value when the hint says none
+        return {"type": "array", "items": type_schema(items[0], where) if items else {}}
     if hint is dict or origin is dict:
         if len(args) == 2 and args[1] is not Any:
             return {"type": "object", "additionalProperties": type_schema(args[1], where)}
@@ -102,6 +124,17 @@ def type_schema(hint: Any, where: str) -> dict[str, Any]:
         f"{where}: the type {getattr(hint, '__name__', hint)} has no JSON form "
         "(use str, int, float, bool, list, dict, Literal, Optional or Any)"
     )
+
+
+def _without_none(hint: Any) -> Any:
+    """hint without None: X for Optional[X] (Annotated kept), the other options of a union."""
+    if typing.get_origin(hint) is typing.Annotated:
+        args = typing.get_args(hint)
+        return typing.Annotated[(_without_none(args[0]), *args[1:])]  # type: ignore[valid-type]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        return options[0] if len(options) == 1 else typing.Union[tuple(options)]  # noqa: UP007
+    return hint
 
 
 def read_docstring(doc: str) -> tuple[str, dict[str, str]]:

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import Settings
-from ..errors import NoModelError, SexpError
+from ..errors import NoModelError, SexpError, TemplateError
 from ..generation import merge_generation
 from ..handler.contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
+from ..handler.output import schema_problem
 from ..handler.python_tools import PythonTool
 from ..handler.replay import Cassette
 from ..lang.values import Value
@@ -77,6 +78,7 @@ class TaskSystem:
         self.memory_query: MemoryQuery | None = None  # the Memory System, for fresh context
         self._history = History()
         self._warned: set[str] = set()  # task warnings already shown (each once a run)
+        self._schemas_checked: dict[int, Any] = {}  # JSON Schemas found valid, by id (kept: ids stay unique)
         self._warning = threading.Lock()
         self._mock = read_mock_script(settings, warn)  # read now: a script with no replies is a usage error
         # Python functions offered as tools (Session.tool), shared by every Handler of the run
@@ -154,6 +156,18 @@ class TaskSystem:
             " the template's <model>, SEXP_MODEL, or `model` in sexp.toml"
         )
 
+    def _check_schema(self, template: TaskTemplate) -> None:
+        """A VALIDATION_ERROR, before any request, when the template's <json_schema> is JSON but no
+        JSON Schema (it would be sent as response_format, then fail the answer's check)."""
+        schema = template.output_format.json_schema
+        if schema is None or id(schema) in self._schemas_checked:
+            return
+        problem = schema_problem(schema)
+        if problem is not None:
+            message = f"task '{template.name}': its json_schema is not a JSON Schema: {problem}"
+            raise TemplateError("VALIDATION_ERROR", message, template.span)
+        self._schemas_checked[id(schema)] = schema
+
     def prepare(
         self,
         template: TaskTemplate,
@@ -167,6 +181,7 @@ class TaskSystem:
 
         operator names whose context defaults apply (§3.5); site, the call's source position or
         journal key (a file_paths command is a journaled step under it)."""
+        self._check_schema(template)
         try:
             options = read_options(template, reserved)
             instructions = substitute(template.instructions, inputs, template.name)

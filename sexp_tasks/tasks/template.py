@@ -231,6 +231,8 @@ def _inputs(node: XmlNode | None) -> list[InputSpec]:
 
 
 def _output_format(node: XmlNode | None, name: str, span: Span) -> OutputFormat:
+    """The output format; a <json_schema> that is JSON but no JSON Schema is refused when the task
+    is first called (TaskSystem.prepare): checking it needs jsonschema, which a start leaves out."""
     if node is None:
         return OutputFormat()
     schema_node = node.child("json_schema")

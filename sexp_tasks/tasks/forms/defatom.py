@@ -122,7 +122,7 @@ def _output_format(settings: dict[str, str], name: str, clause: FunctionCallNode
         raise FormError(f'{where}: type is "text" or "json", not {kind!r}', clause.span)
     if native not in NATIVE_MODES:
         raise FormError(f"{where}: native is one of {', '.join(NATIVE_MODES)}, not {native!r}", clause.span)
-    if not retries.isdigit():
+    if not (retries.isascii() and retries.isdigit()):
         raise FormError(f"{where}: retries is a non-negative integer, not {retries!r}", clause.span)
     json_schema = None
     if "json_schema" in settings:
