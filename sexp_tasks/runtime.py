@@ -201,10 +201,14 @@ class Runtime(TaskServices):
         journal = self.tasks.journal
         if journal is not None:
             journal.store.end_run(journal.run_id, status)
-            lock, self._run_lock = self._run_lock, None
-            getattr(lock, "close", lambda: None)()  # the run is over: another session may resume it
+            self.release_run_lock()  # the run is over: another session may resume it
             if status == "interrupted":
                 self._resume_hint(journal.run_id, (journal.store.run(journal.run_id) or {}).get("program"))
+
+    def release_run_lock(self) -> None:
+        """Let go of the recorded run's lock (held since the run began or resumed), if any."""
+        lock, self._run_lock = self._run_lock, None
+        getattr(lock, "close", lambda: None)()
 
     def _resume_hint(self, run_id: str, program: str | None) -> None:
         if not self.settings.quiet:

@@ -141,14 +141,6 @@ class RowRuntime(Runtime):
     def _resume_hint(self, run_id: str, program: str | None) -> None:
         pass
 
-    def release(self) -> None:
-        """Let go of the run's lock now, rather than when this object is collected."""
-        held = self._run_lock
-        self._run_lock = None
-        close = getattr(held, "close", None)
-        if close is not None:
-            close()
-
 
 def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowOutcome:
     """Run (or resume) job's row as its own recorded run in store; how it ended.
@@ -175,7 +167,7 @@ def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowO
         error = scrub(format_failure(exc).splitlines()[0])
     finally:
         if runtime is not None:
-            runtime.release()
+            runtime.release_run_lock()  # now, rather than when runtime is collected
     tokens, cost = run_totals(store, job.run_id)
     seconds = round(time.monotonic() - began, 3)
     return RowOutcome(job.index, status, value, error, job.run_id, tokens, cost, seconds)
