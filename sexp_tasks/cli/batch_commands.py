@@ -13,6 +13,7 @@ from ..diagnostics import error_line, format_error, report
 from ..errors import BatchError, TemplateError
 from ..lang.printer import to_json_value
 from .bindings import parse_bindings
+from .options import add_setting_options
 
 if TYPE_CHECKING:
     from ..batching.driver import BatchOptions
@@ -70,17 +71,14 @@ def add_batch_parser(commands: Any) -> None:
     batch.add_argument(
         "--set-str", action="append", default=[], metavar="NAME=VALUE", help="the same, as a string"
     )
-    batch.add_argument("--model", help="the model of every task call that names none itself")
-    batch.add_argument(
-        "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
+    add_setting_options(
+        batch,
+        model="the model of every task call that names none itself",
+        mock_responses="replies for mock/ models, for every row",
+        record="record every row's model calls to one cassette",
+        replay="answer every row's model calls from a cassette",
+        max_cost="one budget for the whole batch",
     )
-    replies = batch.add_mutually_exclusive_group()
-    replies.add_argument("--mock-responses", metavar="FILE", help="replies for mock/ models, for every row")
-    replies.add_argument("--record", metavar="FILE", help="record every row's model calls to one cassette")
-    replies.add_argument("--replay", metavar="FILE", help="answer every row's model calls from a cassette")
-    batch.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
-    batch.add_argument("--workspace", metavar="DIR", help="the directory files are confined to")
-    batch.add_argument("--max-cost", type=float, metavar="USD", help="one budget for the whole batch")
     batch.add_argument(
         "-q", "--quiet", action="store_true", help="print only errors (no progress, no summary)"
     )

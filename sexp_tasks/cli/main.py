@@ -33,6 +33,7 @@ from ..redact import hide_credentials_from_other_processes
 from .batch_commands import add_batch_parser, batch_command
 from .bindings import parse_bindings
 from .doc_commands import add_doc_parser, doc_command
+from .options import add_setting_options
 from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
 from .stdout import discard_stdout, guard_stdout
 
@@ -113,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     config = commands.add_parser(
         "config", help="the settings in force", description=CONFIG_HELP, formatter_class=lines
     )
-    _setting_options(config)
+    add_setting_options(config)
     config.add_argument("--json", action="store_true", help='print {KEY: {"value", "source"}}')
     init = commands.add_parser(
         "init", help="write a starter project", description=INIT_HELP, formatter_class=lines
@@ -138,33 +139,9 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the value as JSON (what the program prints goes to stderr)"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the JSON value and errors")
-    _setting_options(parser)
+    add_setting_options(parser)
     parser.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks for errors"
-    )
-
-
-def _setting_options(parser: argparse.ArgumentParser) -> None:
-    """The options that set settings: run's and eval's, and config's (which shows their effect)."""
-    parser.add_argument(
-        "--model",
-        help="the model of every task call that names none itself (it overrides a template's <model>)",
-    )
-    parser.add_argument(
-        "--templates", action="append", default=[], metavar="DIR", help="load task templates from DIR"
-    )
-    replies = parser.add_mutually_exclusive_group()
-    replies.add_argument(
-        "--mock-responses",
-        metavar="FILE",
-        help="replies for mock/ models (a JSON list, or lists by template name)",
-    )
-    replies.add_argument("--record", metavar="FILE", help="record every model call to a cassette")
-    replies.add_argument("--replay", metavar="FILE", help="answer every model call from a cassette")
-    parser.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
-    parser.add_argument("--workspace", metavar="DIR", help="the directory files are confined to")
-    parser.add_argument(
-        "--max-cost", type=float, metavar="USD", help="stop model calls once this much is spent"
     )
 
 
