@@ -147,11 +147,9 @@ def test_a_cassette_for_another_model_is_refused(cli: Cli, examples: Path) -> No
     assert status == 1 and f"{NO_REPLY} to openai/gpt-4o" in err
 
 
-def test_embed_calls_a_workflow_with_a_python_tool(examples: Path) -> None:
-    """examples/embed.py, run as its docstring says: the model calls the Python function, and the
-    answer uses what it returned; replayed from the cassette, so no key is needed."""
-    assert "OPENAI_API_KEY" not in os.environ
-    done = subprocess.run(
+def run_embed(examples: Path) -> subprocess.CompletedProcess[str]:
+    """examples/embed.py (from the examples' copy) run as its docstring says."""
+    return subprocess.run(
         [sys.executable, "examples/embed.py"],
         cwd=examples.parent,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -159,6 +157,13 @@ def test_embed_calls_a_workflow_with_a_python_tool(examples: Path) -> None:
         text=True,
         timeout=120,
     )
+
+
+def test_embed_calls_a_workflow_with_a_python_tool(examples: Path) -> None:
+    """examples/embed.py, run as its docstring says: the model calls the Python function, and the
+    answer uses what it returned; replayed from the cassette, so no key is needed."""
+    assert "OPENAI_API_KEY" not in os.environ
+    done = run_embed(examples)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.splitlines() == [
         "lookup_order('A-1042')",
@@ -171,14 +176,7 @@ def test_embed_replay_refuses_a_changed_tool_result(examples: Path) -> None:
     """The cassette holds the tool's result in the second request: another result is refused."""
     script = examples / "embed.py"
     script.write_text(script.read_text().replace('"UPS"', '"DHL"'))
-    done = subprocess.run(
-        [sys.executable, "examples/embed.py"],
-        cwd=examples.parent,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_embed(examples)
     assert done.returncode == 1 and NO_REPLY in done.stderr
     assert done.stderr.startswith("error: replay: cassette") and "Traceback" not in done.stderr
 
