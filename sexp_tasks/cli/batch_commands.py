@@ -13,7 +13,7 @@ from ..diagnostics import error_line, format_error, report
 from ..errors import BatchError, TemplateError
 from ..lang.printer import to_json_value
 from .bindings import parse_bindings
-from .options import add_setting_options
+from .setting_options import add_setting_options
 
 if TYPE_CHECKING:
     from ..batching.driver import BatchOptions

@@ -33,8 +33,8 @@ from ..redact import hide_credentials_from_other_processes
 from .batch_commands import add_batch_parser, batch_command
 from .bindings import parse_bindings
 from .doc_commands import add_doc_parser, doc_command
-from .options import add_setting_options
 from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
+from .setting_options import add_setting_options
 from .stdout import discard_stdout, guard_stdout
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
