@@ -1,0 +1,138 @@
+"""The Python API's borders (issue 19): the recursion limit stays sexp's own, a tool's nested
+Session.call is limited, script results keep their fields, and a user's mistake through the API
+is a SexpError (or an answer the model reads), never a raw Python exception.
+
+In-process sessions against the local server (tests/llm_server.py), which records request bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+from llm_server import LLMServer, Scripted
+
+import sexp_tasks
+
+SUPPORT = """<task name="support" type="atomic">
+  <description>Answer a support question</description>
+  <instructions>Answer: {{question}}</instructions>
+  <inputs><input name="question" type="string">the question</input></inputs>
+  <tools><tool>%s</tool></tools>
+</task>
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    llm = LLMServer().start()
+    yield llm
+    llm.stop()
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    for variable in ("SEXP_MODEL", "SEXP_API_BASE", "SEXP_TEMPLATES", "SEXP_MOCK_RESPONSES"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-toolsapi")
+    return tmp_path
+
+
+def session(project: Path, server: LLMServer, tool: str = "lookup_order", **settings: Any) -> sexp_tasks.Session:
+    (project / "tasks").mkdir(exist_ok=True)
+    (project / "tasks" / "support.xml").write_text(SUPPORT % tool)
+    return sexp_tasks.Session(
+        model="openai/test-model", api_base=server.base_url, workspace=str(project), quiet=True, **settings
+    )
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str) -> Scripted:
+    return Scripted(content=None, tool_calls=[{"name": name, "arguments": arguments}])
+
+
+def tool_messages(server: LLMServer, index: int) -> list[str]:
+    return [m["content"] for m in server.requests[index].body["messages"] if m["role"] == "tool"]
+
+
+def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+# The recursion limit -------------------------------------------------------------------------
+
+HOST = """
+import json, sys
+import sexp_tasks
+before = sys.getrecursionlimit()
+session = sexp_tasks.Session()
+deep = session.eval("(define (down n) (if (= n 0) 0 (+ 1 (down (- n 1))))) (down 5000)")
+after = sys.getrecursionlimit()
+nested = []
+for _ in range(200_000):
+    nested = [nested]
+try:
+    json.dumps(nested)
+    outcome = "dumped"
+except RecursionError:
+    outcome = "RecursionError"
+print(before, after, deep, outcome)
+"""
+
+
+def test_the_recursion_limit_is_raised_only_while_sexp_runs(tmp_path: Path) -> None:
+    child = run_python(HOST, tmp_path)
+    assert child.returncode == 0, child.stderr  # not 139: the host's deep json.dumps did not crash
+    before, after, deep, outcome = child.stdout.split()
+    assert (after, deep, outcome) == (before, "5000", "RecursionError")
+
+
+# Session.call from inside a tool -----------------------------------------------------------
+
+
+def test_session_call_from_a_tool_nests_at_most_max_depth(project: Path, server: LLMServer) -> None:
+    s = session(project, server, max_depth=2)
+    depths: list[str] = []
+
+    @s.tool
+    def lookup_order(order_id: str) -> str:
+        """Asks support again, which calls this tool again."""
+        depths.append(order_id)
+        return str(s.call("support", question=order_id + "+").content)
+
+    server.script(*[tool_call("lookup_order", {"order_id": str(n)}) for n in range(3)])
+    server.script(*["<output>ok</output>"] * 3)
+    result = s.call("support", question="?")
+    assert (result.status, result.content) == ("COMPLETE", "ok")
+    assert depths == ["0", "1", "2"]  # three tasks called the tool; the third's Session.call was refused
+    [refused] = tool_messages(server, 3)
+    assert refused.startswith("error: RecursionDepthError: Session.call('support')")
+    assert "nest 3 deep; at most 2 (max_depth)" in refused
+    assert len(server.requests) == 6
+
+
+def test_a_task_input_called_name_is_passed_to_call(project: Path, server: LLMServer) -> None:
+    (project / "tasks").mkdir()
+    (project / "tasks" / "greet.xml").write_text(
+        '<task name="greet" type="atomic"><description>Greet</description>'
+        "<instructions>Greet {{name}}</instructions>"
+        '<inputs><input name="name" type="string">who</input></inputs></task>'
+    )
+    s = sexp_tasks.Session(model="openai/test-model", api_base=server.base_url, quiet=True)
+    server.script("<output>hi Ada</output>")
+    assert s.call("greet", name="Ada").content == "hi Ada"
+    assert "Greet Ada" in server.requests[0].body["messages"][-1]["content"]
