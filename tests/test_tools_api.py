@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, Cli
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
@@ -136,3 +136,58 @@ def test_a_task_input_called_name_is_passed_to_call(project: Path, server: LLMSe
     server.script("<output>hi Ada</output>")
     assert s.call("greet", name="Ada").content == "hi Ada"
     assert "Greet Ada" in server.requests[0].body["messages"][-1]["content"]
+
+
+# Script results keep their fields ------------------------------------------------------------
+
+SCRIPT = '(system:run_script (command "sh -c \\"echo out; echo err >&2; exit 3\\""))'
+
+
+def test_a_script_result_keeps_stdout_stderr_and_exit_code_in_json(cli: Cli, workspace: Path) -> None:
+    status, out, err = cli("eval", "--json", SCRIPT)
+    assert status == 0, err
+    value = json.loads(out)
+    assert (value["stdout"], value["stderr"], value["exitCode"]) == ("out\n", "err\n", 3)
+    (workspace / "p.sexp").write_text(SCRIPT + "\n")
+    (workspace / "in.jsonl").write_text("{}\n")
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", "--out", "out.jsonl")
+    assert status == 0, err
+    row = json.loads((workspace / "out.jsonl").read_text())
+    assert (row["value"]["stdout"], row["value"]["stderr"], row["value"]["exitCode"]) == ("out\n", "err\n", 3)
+
+
+def test_a_script_result_and_criteria_survive_a_round_trip_through_python(project: Path) -> None:
+    s = sexp_tasks.Session(workspace=str(project), quiet=True)
+    result = s.eval(SCRIPT)
+    assert (result.stdout, result.stderr, result.exit_code, result.criteria) == ("out\n", "err\n", 3, None)
+    s.define("again", result)
+    assert s.eval('(list (get-field again "stdout") (get-field again "stderr") (get-field again "exitCode"))') == [
+        "out\n",
+        "err\n",
+        3,
+    ]
+    judged = sexp_tasks.TaskResult("COMPLETE", "yes", None, {}, None, criteria="is it polite?")
+    s.define("judged", judged)
+    assert s.eval('(get-field judged "criteria")') == "is it polite?"
+    assert s.eval("judged") == judged
+
+
+# SEXP_SCRIPT_ID in a script's environment (SPEC §9) ------------------------------------------
+
+
+def script_environment(s: sexp_tasks.Session, extra: str = "") -> dict[str, str]:
+    output = s.eval(f'(get-field (system:run_script (command "env") {extra}) "stdout")')
+    return dict(line.split("=", 1) for line in output.splitlines() if "=" in line)
+
+
+def test_a_script_sees_its_own_sexp_script_id_and_the_docs_say_so(project: Path) -> None:
+    s = sexp_tasks.Session(workspace=str(project), quiet=True)
+    first, second = script_environment(s), script_environment(s, '(env (dict "SEXP_SCRIPT_ID" "mine"))')
+    for environment in (first, second):
+        assert len(environment["SEXP_SCRIPT_ID"]) == 16 and int(environment["SEXP_SCRIPT_ID"], 16) >= 0
+    assert first["SEXP_SCRIPT_ID"] != second["SEXP_SCRIPT_ID"]  # one per script, and sexp's own
+    for page in ("language.md", "cookbook/scripts-as-evaluators.md"):
+        text = " ".join((ROOT / "docs" / page).read_text().split())
+        listed = text[text.index("scrubbed environment") :][:400]
+        for name in ("PATH", "HOME", "LANG", "LC_*", "TMPDIR", "TZ", "USER", "VIRTUAL_ENV", "SEXP_SCRIPT_ID"):
+            assert f"`{name}`" in listed, (page, name)

@@ -11,7 +11,7 @@ from ..errors import PythonError, SexpError, TypeError_
 from ..lang.calls import apply_procedure
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.values import NamedProcedure, Primitive, Procedure, Value
-from ..results import TaskError
+from ..results import ScriptResult, TaskError
 from ..results import TaskResult as LanguageTaskResult
 from ..syntax.nodes import Keyword, Symbol
 
@@ -19,14 +19,20 @@ from ..syntax.nodes import Keyword, Symbol
 @dataclass(frozen=True)
 class TaskResult:
     """A task's result as Python sees it: `status` (COMPLETE, CONTINUATION or FAILED), `content`
-    (the answer's text), `parsed` (its parsed content, converted), `notes` and `error` (the
-    TaskError as a dict, None unless FAILED)."""
+    (the answer's text), `parsed` (its parsed content, converted), `notes`, `error` (the
+    TaskError as a dict, None unless FAILED) and `criteria` (an evaluator's, else None). A
+    script's result also has `stdout`, `stderr` and `exit_code` (None for a task's; exit_code is
+    None too when the script timed out)."""
 
     status: str
     content: str
     parsed: Any
     notes: dict[str, Any]
     error: dict[str, Any] | None
+    criteria: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    exit_code: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -45,7 +51,10 @@ def to_python(value: Value) -> Any:
     if isinstance(value, LanguageTaskResult):
         error = value.error.to_dict() if value.error is not None else None
         parsed, notes = to_python(value.parsed_content), to_python(value.notes)
-        return TaskResult(value.status, value.content, parsed, notes, error)
+        if isinstance(value, ScriptResult):
+            script = {"stdout": value.stdout, "stderr": value.stderr, "exit_code": value.exit_code}
+            return TaskResult(value.status, value.content, parsed, notes, error, value.criteria, **script)
+        return TaskResult(value.status, value.content, parsed, notes, error, value.criteria)
     if isinstance(value, Symbol):
         return value.name
     if isinstance(value, Keyword):
@@ -104,7 +113,11 @@ def from_python(value: Any, name: str = "value") -> Value:
     if isinstance(value, TaskResult):
         error = _task_error(value.error) if value.error is not None else None
         parsed, notes = from_python(value.parsed, name), from_python(value.notes, name)
-        return LanguageTaskResult(value.content, value.status, notes, parsed, error=error)  # type: ignore[arg-type]
+        fields: dict[str, Any] = {"notes": notes, "parsed_content": parsed, "criteria": value.criteria}
+        if value.stdout is not None or value.stderr is not None:  # a script's: the fields it had
+            script = {"stdout": value.stdout or "", "stderr": value.stderr or "", "exit_code": value.exit_code}
+            return ScriptResult(value.content, value.status, **fields, error=error, **script)
+        return LanguageTaskResult(value.content, value.status, **fields, error=error)
     if isinstance(value, Procedure):
         return value  # a procedure the language gave
     if isinstance(value, LanguageProcedure):
