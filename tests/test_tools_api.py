@@ -7,19 +7,22 @@ In-process sessions against the local server (tests/llm_server.py), which record
 
 from __future__ import annotations
 
+import enum
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from conftest import ROOT, Cli
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
+from sexp_tasks.handler.python_tools import python_tool
 
 SUPPORT = """<task name="support" type="atomic">
   <description>Answer a support question</description>
@@ -191,3 +194,88 @@ def test_a_script_sees_its_own_sexp_script_id_and_the_docs_say_so(project: Path)
         listed = text[text.index("scrubbed environment") :][:400]
         for name in ("PATH", "HOME", "LANG", "LC_*", "TMPDIR", "TZ", "USER", "VIRTUAL_ENV", "SEXP_SCRIPT_ID"):
             assert f"`{name}`" in listed, (page, name)
+
+
+# The Python API's mistakes are SexpErrors, a tool's bad result an answer ----------------------
+
+
+@pytest.mark.parametrize(
+    ("result", "answer"),
+    [
+        ("circular", "error: lookup_order: the result has no JSON form (Circular reference detected)"),
+        ("tuple keys", "error: lookup_order: the result has no JSON form (keys must be str, int, float, bool or None"),
+    ],
+)
+def test_a_result_with_no_json_form_is_an_error_the_model_reads(
+    project: Path, server: LLMServer, result: str, answer: str
+) -> None:
+    s = session(project, server)
+
+    @s.tool
+    def lookup_order(order_id: str) -> Any:
+        """Look an order up."""
+        if result == "circular":
+            loop: list[Any] = []
+            loop.append(loop)
+            return loop
+        return {(1, 2): "pair"}
+
+    server.script(tool_call("lookup_order", {"order_id": "A"}), "<output>Sorry.</output>")
+    outcome = s.call("support", question="?")
+    assert (outcome.status, outcome.content) == ("COMPLETE", "Sorry.")
+    [message] = tool_messages(server, 1)
+    assert message.startswith(answer)
+
+
+def test_a_huge_result_is_cut_at_one_mebibyte() -> None:
+    # the tool as the tool loop runs it (a real request this big would pass no context limit)
+    tool = python_tool(lambda order_id: "a" + "é" * (1024 * 1024), "lookup_order", lambda name: False)
+    head, _, note = tool.run({"order_id": "A"}).rpartition("\n")
+    assert head == "a" + "é" * (512 * 1024 - 1)  # the é cut in two at byte 1,048,576 is left out too
+    sent = len(head.encode())
+    assert note == f"[... {2 * 1024 * 1024 + 1 - sent} more bytes not sent: a tool's answer is at most 1048576 bytes]"
+    small = python_tool(lambda order_id: "é" * 10, "lookup_order", lambda name: False)
+    assert small.run({"order_id": "A"}) == "é" * 10
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+def by_color(color: Literal[Color.RED]) -> str:
+    return str(color)
+
+
+def unknown_hint(order: "list[") -> str:  # type: ignore[name-defined]  # noqa: F722
+    return str(order)
+
+
+@pytest.mark.parametrize(
+    ("fn", "message"),
+    [
+        (by_color, "parameter 'color': the Literal value <Color.RED: 'red'> has no JSON form"),
+        (unknown_hint, "tool unknown_hint: a type hint cannot be read: Forward reference must be an expression"),
+    ],
+)
+def test_a_tool_whose_hints_have_no_schema_is_a_settings_error(fn: Any, message: str) -> None:
+    with pytest.raises(sexp_tasks.SexpError, match=re.escape(message)) as raised:
+        sexp_tasks.Session(quiet=True).tool(fn)
+    assert raised.value.type == "CONFIGURATION_ERROR"
+
+
+def test_a_value_that_contains_itself_is_a_type_error() -> None:
+    s = sexp_tasks.Session(quiet=True)
+    loop: list[Any] = [1]
+    loop.append(loop)
+    within: dict[str, Any] = {}
+    within["self"] = within
+    shared = [1]
+    for value, kind in ((loop, "list"), (within, "dict")):
+        with pytest.raises(sexp_tasks.SexpError, match=f"x: a {kind} that contains itself") as raised:
+            s.define("x", value)
+        assert raised.value.type == "TYPE_ERROR"
+    s.define("twice", [shared, shared])  # the same list twice is no cycle
+    assert s.eval("twice") == [[1], [1]]
+    s.define("give_loop", lambda: loop)
+    with pytest.raises(sexp_tasks.SexpError, match="give_loop: a list that contains itself"):
+        s.eval("(give_loop)")

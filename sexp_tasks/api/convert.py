@@ -98,21 +98,36 @@ def call_procedure(fn: Procedure, args: list[Any], kwargs: dict[str, Any], name:
 def from_python(value: Any, name: str = "value") -> Value:
     """A Python value as the language's: None, booleans, numbers and strings as they are, lists
     and tuples as lists, dicts with string keys as dicts, a TaskResult as the language's task
-    result, a callable as a procedure named name."""
+    result, a callable as a procedure named name. A list or dict that contains itself, or is
+    nested too deep for Python to walk, is a TYPE_ERROR."""
+    try:
+        return _from_python(value, name, set())
+    except RecursionError:
+        raise TypeError_(f"{name}: the value is nested too deep to convert") from None
+
+
+def _from_python(value: Any, name: str, around: set[int]) -> Value:
+    """from_python's walk; around holds the ids of the lists and dicts value is inside of."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, (list, tuple)):
-        return [from_python(item, name) for item in value]
-    if isinstance(value, dict):
-        converted: dict[str, Value] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError_(f"{name}: a dict key must be a string (got {type(key).__name__})")
-            converted[key] = from_python(item, name)
-        return converted
+    if isinstance(value, (list, tuple, dict)):
+        if id(value) in around:
+            raise TypeError_(f"{name}: a {type(value).__name__} that contains itself has no value in the language")
+        around.add(id(value))
+        try:
+            if not isinstance(value, dict):
+                return [_from_python(item, name, around) for item in value]
+            converted: dict[str, Value] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise TypeError_(f"{name}: a dict key must be a string (got {type(key).__name__})")
+                converted[key] = _from_python(item, name, around)
+            return converted
+        finally:
+            around.discard(id(value))
     if isinstance(value, TaskResult):
         error = _task_error(value.error) if value.error is not None else None
-        parsed, notes = from_python(value.parsed, name), from_python(value.notes, name)
+        parsed, notes = _from_python(value.parsed, name, around), _from_python(value.notes, name, around)
         fields: dict[str, Any] = {"notes": notes, "parsed_content": parsed, "criteria": value.criteria}
         if value.stdout is not None or value.stderr is not None:  # a script's: the fields it had
             script = {"stdout": value.stdout or "", "stderr": value.stderr or "", "exit_code": value.exit_code}

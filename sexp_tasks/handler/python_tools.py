@@ -14,6 +14,8 @@ from ..errors import SettingsError
 from .output import argument_violations
 from .tool_schema import TOOL_NAME, collection_type, function_schema, type_hints
 
+ANSWER_LIMIT = 1024 * 1024  # bytes of a Python tool's answer sent to the model (as script_output_limit's default)
+
 
 @dataclass(frozen=True)
 class PythonTool:
@@ -48,9 +50,22 @@ class PythonTool:
                 result = asyncio.run(_awaited(result))
         except Exception as exc:  # the function's failure is an answer the model can act on
             return f"error: {type(exc).__name__}: {exc}"
-        if isinstance(result, str):
-            return result
-        return json.dumps(result, ensure_ascii=False, default=str)
+        if not isinstance(result, str):
+            try:
+                result = json.dumps(result, ensure_ascii=False, default=str)
+            except (ValueError, TypeError, RecursionError) as exc:  # circular, tuple keys, too deep
+                return f"error: {self.name}: the result has no JSON form ({exc})"
+        return capped(result)
+
+
+def capped(answer: str) -> str:
+    """answer, or its first ANSWER_LIMIT bytes and a line saying how many more were left out."""
+    data = answer.encode("utf-8", "surrogatepass")
+    if len(data) <= ANSWER_LIMIT:
+        return answer
+    head = data[:ANSWER_LIMIT].decode("utf-8", "ignore")  # a character cut in two is left out
+    more = len(data) - len(head.encode("utf-8", "surrogatepass"))
+    return f"{head}\n[... {more} more bytes not sent: a tool's answer is at most {ANSWER_LIMIT} bytes]"
 
 
 async def _awaited(awaitable: Any) -> Any:

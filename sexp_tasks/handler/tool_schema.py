@@ -76,6 +76,8 @@ def type_hints(fn: Callable[..., Any], signature: inspect.Signature, name: str) 
         return {p.name: p.annotation for p in signature.parameters.values() if p.annotation is not p.empty}
     except NameError as err:
         raise SettingsError(f"tool {name}: a type hint names something unknown: {err}") from None
+    except Exception as err:  # a string hint that is no expression ("list["), or fails to evaluate
+        raise SettingsError(f"tool {name}: a type hint cannot be read: {err}") from None
 
 
 def collection_type(hint: Any) -> type | None:
@@ -99,6 +101,12 @@ def type_schema(hint: Any, where: str) -> dict[str, Any]:
         texts = [a for a in args[1:] if isinstance(a, str)]
         return {**schema, "description": texts[0]} if texts else schema
     if origin is typing.Literal:
+        odd = [a for a in args if type(a) not in _SIMPLE]  # an Enum member is no JSON value
+        if odd:
+            raise SettingsError(
+                f"{where}: the Literal value {odd[0]!r} has no JSON form (list strings, numbers,"
+                " booleans or None: Literal['red', 'blue'])"
+            )
         kinds = {_SIMPLE.get(type(a)) for a in args}
         schema = {"type": kinds.pop()} if len(kinds) == 1 and None not in kinds else {}
         return {**schema, "enum": list(args)}
