@@ -123,7 +123,7 @@ def test_session_call_from_a_tool_nests_at_most_max_depth(project: Path, server:
     assert (result.status, result.content) == ("COMPLETE", "ok")
     assert depths == ["0", "1", "2"]  # three tasks called the tool; the third's Session.call was refused
     [refused] = tool_messages(server, 3)
-    assert refused.startswith("error: RecursionDepthError: Session.call('support')")
+    assert refused.startswith("error: RECURSION_ERROR: Session.call('support')")
     assert "nest 3 deep; at most 2 (max_depth)" in refused
     assert len(server.requests) == 6
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SettingsError
+from ..errors import SettingsError, SexpError
 from .output import argument_violations
 from .tool_schema import TOOL_NAME, collection_type, function_schema, type_hints
 
@@ -48,6 +48,8 @@ class PythonTool:
                 import asyncio  # lazy: only an async tool needs it (a start-up saving: cli/startup.py)
 
                 result = asyncio.run(_awaited(result))
+        except SexpError as exc:  # a procedure's error (or a nested Session.call's): its type
+            return f"error: {exc.type}: {exc.message}"
         except Exception as exc:  # the function's failure is an answer the model can act on
             return f"error: {type(exc).__name__}: {exc}"
         if not isinstance(result, str):

@@ -22,6 +22,8 @@ from typing import Any
 from ..errors import SettingsError
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+# An MCP server's tools (SPEC §11.4), as a template's <tools> names them: `NAME/*` or `NAME/tool`.
+_SERVER_TOOL = re.compile(r"[a-zA-Z0-9_-]{1,64}/(\*|[a-zA-Z0-9_-]{1,64})")
 _SIMPLE: dict[Any, str] = {
     str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"
 }  # fmt: skip
@@ -31,6 +33,11 @@ _OTHER_SECTIONS = {
     "returns", "return", "yields", "raises", "examples", "example", "notes", "note",
     "see also", "attributes", "warnings", "references",
 }  # fmt: skip
+
+
+def is_tool_name(name: str) -> bool:
+    """Whether a `<tools>` entry could name a tool at all (a name models can call, or a server's)."""
+    return bool(TOOL_NAME.fullmatch(name) or _SERVER_TOOL.fullmatch(name))
 
 
 def function_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
