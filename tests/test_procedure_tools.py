@@ -160,7 +160,9 @@ def test_a_template_naming_an_unknown_tool_fails_the_run_and_check_reports_it(
     assert "p.sexp:4:1: error: task 'support': no tool named 'find_order'" in err
     assert server.requests == []
     (project / "tasks" / "support.xml").write_text(SUPPORT % "lookup_order")
-    (project / "p.sexp").write_text("(define (lookup_order order_id) order_id)\n" + '(support :question "?")\n')
+    (project / "p.sexp").write_text(
+        "(define (lookup_order order_id) order_id)\n" + '(support :question "?")\n'
+    )
     assert cli("check", "p.sexp")[0] == 0
 
 
@@ -180,7 +182,9 @@ CALLS = """
 """
 
 
-def test_a_procedure_tool_call_is_journaled_and_not_repeated_on_resume(project: Path, server: LLMServer) -> None:
+def test_a_procedure_tool_call_is_journaled_and_not_repeated_on_resume(
+    project: Path, server: LLMServer
+) -> None:
     (project / "p.sexp").write_text(CALLS)
     calls: list[str] = []
     first = session(server, store=".sexp/runs.db")

@@ -49,7 +49,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def session(project: Path, server: LLMServer, tool: str = "lookup_order", **settings: Any) -> sexp_tasks.Session:
+def session(
+    project: Path, server: LLMServer, tool: str = "lookup_order", **settings: Any
+) -> sexp_tasks.Session:
     (project / "tasks").mkdir(exist_ok=True)
     (project / "tasks" / "support.xml").write_text(SUPPORT % tool)
     return sexp_tasks.Session(
@@ -164,7 +166,9 @@ def test_a_script_result_and_criteria_survive_a_round_trip_through_python(projec
     result = s.eval(SCRIPT)
     assert (result.stdout, result.stderr, result.exit_code, result.criteria) == ("out\n", "err\n", 3, None)
     s.define("again", result)
-    assert s.eval('(list (get-field again "stdout") (get-field again "stderr") (get-field again "exitCode"))') == [
+    assert s.eval(
+        '(list (get-field again "stdout") (get-field again "stderr") (get-field again "exitCode"))'
+    ) == [
         "out\n",
         "err\n",
         3,
@@ -203,7 +207,10 @@ def test_a_script_sees_its_own_sexp_script_id_and_the_docs_say_so(project: Path)
     ("result", "answer"),
     [
         ("circular", "error: lookup_order: the result has no JSON form (Circular reference detected)"),
-        ("tuple keys", "error: lookup_order: the result has no JSON form (keys must be str, int, float, bool or None"),
+        (
+            "tuple keys",
+            "error: lookup_order: the result has no JSON form (keys must be str, int, float, bool or None",
+        ),
     ],
 )
 def test_a_result_with_no_json_form_is_an_error_the_model_reads(
@@ -233,7 +240,10 @@ def test_a_huge_result_is_cut_at_one_mebibyte() -> None:
     head, _, note = tool.run({"order_id": "A"}).rpartition("\n")
     assert head == "a" + "é" * (512 * 1024 - 1)  # the é cut in two at byte 1,048,576 is left out too
     sent = len(head.encode())
-    assert note == f"[... {2 * 1024 * 1024 + 1 - sent} more bytes not sent: a tool's answer is at most 1048576 bytes]"
+    assert (
+        note
+        == f"[... {2 * 1024 * 1024 + 1 - sent} more bytes not sent: a tool's answer is at most 1048576 bytes]"
+    )
     small = python_tool(lambda order_id: "é" * 10, "lookup_order", lambda name: False)
     assert small.run({"order_id": "A"}) == "é" * 10
 
@@ -254,7 +264,10 @@ def unknown_hint(order: "list[") -> str:  # type: ignore[name-defined]  # noqa: 
     ("fn", "message"),
     [
         (by_color, "parameter 'color': the Literal value <Color.RED: 'red'> has no JSON form"),
-        (unknown_hint, "tool unknown_hint: a type hint cannot be read: Forward reference must be an expression"),
+        (
+            unknown_hint,
+            "tool unknown_hint: a type hint cannot be read: Forward reference must be an expression",
+        ),
     ],
 )
 def test_a_tool_whose_hints_have_no_schema_is_a_settings_error(fn: Any, message: str) -> None:

@@ -51,10 +51,10 @@ def to_python(value: Value) -> Any:
     if isinstance(value, LanguageTaskResult):
         error = value.error.to_dict() if value.error is not None else None
         parsed, notes = to_python(value.parsed_content), to_python(value.notes)
+        fields = (value.status, value.content, parsed, notes, error, value.criteria)
         if isinstance(value, ScriptResult):
-            script = {"stdout": value.stdout, "stderr": value.stderr, "exit_code": value.exit_code}
-            return TaskResult(value.status, value.content, parsed, notes, error, value.criteria, **script)
-        return TaskResult(value.status, value.content, parsed, notes, error, value.criteria)
+            return TaskResult(*fields, stdout=value.stdout, stderr=value.stderr, exit_code=value.exit_code)
+        return TaskResult(*fields)
     if isinstance(value, Symbol):
         return value.name
     if isinstance(value, Keyword):
@@ -112,7 +112,9 @@ def _from_python(value: Any, name: str, around: set[int]) -> Value:
         return value
     if isinstance(value, (list, tuple, dict)):
         if id(value) in around:
-            raise TypeError_(f"{name}: a {type(value).__name__} that contains itself has no value in the language")
+            raise TypeError_(
+                f"{name}: a {type(value).__name__} that contains itself has no value in the language"
+            )
         around.add(id(value))
         try:
             if not isinstance(value, dict):
@@ -128,11 +130,14 @@ def _from_python(value: Any, name: str, around: set[int]) -> Value:
     if isinstance(value, TaskResult):
         error = _task_error(value.error) if value.error is not None else None
         parsed, notes = _from_python(value.parsed, name, around), _from_python(value.notes, name, around)
-        fields: dict[str, Any] = {"notes": notes, "parsed_content": parsed, "criteria": value.criteria}
+        content, status, criteria = value.content, value.status, value.criteria
+        notes = notes if isinstance(notes, dict) else {}  # a TaskResult's notes are a dict
         if value.stdout is not None or value.stderr is not None:  # a script's: the fields it had
-            script = {"stdout": value.stdout or "", "stderr": value.stderr or "", "exit_code": value.exit_code}
-            return ScriptResult(value.content, value.status, **fields, error=error, **script)
-        return LanguageTaskResult(value.content, value.status, **fields, error=error)
+            script_out, script_err = value.stdout or "", value.stderr or ""
+            return ScriptResult(
+                content, status, notes, parsed, criteria, error, script_out, script_err, value.exit_code
+            )
+        return LanguageTaskResult(content, status, notes, parsed, criteria, error)
     if isinstance(value, Procedure):
         return value  # a procedure the language gave
     if isinstance(value, LanguageProcedure):

@@ -14,7 +14,9 @@ from ..errors import SettingsError, SexpError
 from .output import argument_violations
 from .tool_schema import TOOL_NAME, collection_type, function_schema, type_hints
 
-ANSWER_LIMIT = 1024 * 1024  # bytes of a Python tool's answer sent to the model (as script_output_limit's default)
+ANSWER_LIMIT = (
+    1024 * 1024
+)  # bytes of a Python tool's answer sent to the model (as script_output_limit's default)
 
 
 @dataclass(frozen=True)

@@ -148,12 +148,16 @@ class TaskChecks:
         named: list[tuple[TaskTemplate, Span | None]] = []
         for form in defined.values():
             if form.name == DEFATOM:
-                clause = next((c for c in form.args if isinstance(c, FunctionCallNode) and c.name == "tools"), form)
+                clause = next(
+                    (c for c in form.args if isinstance(c, FunctionCallNode) and c.name == "tools"), form
+                )
                 try:
                     named.append((defatom_template(form), clause.span))
                 except SexpError:
                     pass  # compiling the defatom reports it
-        first_calls = {call.name: call for call in all_calls(forms)}  # the last given is the first in the text
+        first_calls = {
+            call.name: call for call in all_calls(forms)
+        }  # the last given is the first in the text
         for name, template in self.library.templates.items():
             if name in first_calls and name not in defined and name not in globals_:
                 named.append((template, first_calls[name].span))
