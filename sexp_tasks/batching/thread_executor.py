@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 
 from ..handler.cost import CostBudget
-from ..lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in
+from ..lang.deepstack import STACK_BYTES, raise_interrupt_in
 from ..runs.store import Store
 from .row_runner import run_row
 from .rows import RowJob, RowOutcome
@@ -69,8 +69,7 @@ class ThreadExecutor:
                     with self._lock:
                         self._working.add(me)
                     try:
-                        with deep_recursion():  # a row's program recurses as on the command line
-                            outcome = run_row(job, self.store, self.budget)
+                        outcome = run_row(job, self.store, self.budget)
                     finally:
                         with self._lock:
                             self._working.discard(me)
