@@ -86,6 +86,8 @@ class TaskResult:
             "parsedContent": to_json_value(self.parsed_content),
             "notes": to_json_value(self.notes),
         }
+        if self.criteria is not None:
+            value["criteria"] = self.criteria
         if self.error is not None:
             value["error"] = to_json_value(self.error.to_dict())
         return value
@@ -101,6 +103,10 @@ class ScriptResult(TaskResult):
 
     def fields(self) -> dict[str, Any]:
         return {**super().fields(), "stdout": self.stdout, "stderr": self.stderr, "exitCode": self.exit_code}
+
+    def to_json(self) -> dict[str, Any]:
+        """A task result's JSON with the script's stdout, stderr and exitCode."""
+        return {**super().to_json(), "stdout": self.stdout, "stderr": self.stderr, "exitCode": self.exit_code}
 
 
 def to_record(result: TaskResult) -> dict[str, Any]:

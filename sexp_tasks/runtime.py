@@ -291,7 +291,7 @@ def _checker(
     compiler: Compiler, prelude: LazyDefinitions, tasks: TaskSystem
 ) -> Callable[[Sequence[Node]], list[SexpError]]:
     """Checking in one language: its forms, its prelude, and the task system's call checks."""
-    checks = [TaskChecks(tasks.library, compiler.forms)]
+    checks = [TaskChecks(tasks.library, compiler.forms, tasks.python_tools)]
     return lambda forms: check_forms(forms, compiler, prelude, checks)
 
 

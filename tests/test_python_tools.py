@@ -342,12 +342,12 @@ def test_bad_registrations_are_settings_errors(project: Path, server: LLMServer)
         assert raised.value.type == "CONFIGURATION_ERROR"
 
 
-def test_an_unregistered_name_is_still_not_available(project: Path, server: LLMServer) -> None:
+def test_an_unregistered_name_is_an_error_before_any_request(project: Path, server: LLMServer) -> None:
     s = session(project, server)
-    server.script("<output>ok</output>")
-    result = s.call("support", question="?")
-    assert "tool 'lookup_order' is not available to this Handler" in result.notes["warnings"]
-    assert "tools" not in server.requests[0].body
+    with pytest.raises(sexp_tasks.SexpError, match="task 'support': no tool named 'lookup_order'") as raised:
+        s.call("support", question="?")
+    assert raised.value.type == "NAME_ERROR"
+    assert server.requests == []
 
 
 def test_the_decorator_takes_a_name_and_a_callable_object_needs_one(
@@ -375,6 +375,7 @@ def test_the_decorator_takes_a_name_and_a_callable_object_needs_one(
 def test_resuming_an_unknown_run_is_an_error(project: Path, server: LLMServer) -> None:
     (project / "p.sexp").write_text(PROGRAM)
     s = session(project, server, store=".sexp/runs.db")
+    s.tool(lambda order_id: "shipped", name="lookup_order")  # the tool the template names
     with pytest.raises(sexp_tasks.SexpError, match="no run store at '.sexp/runs.db'"):
         s.run_file("p.sexp", resume="000000000000")
     assert s.run_id is None

@@ -11,7 +11,7 @@ from ..errors import PythonError, SexpError, TypeError_
 from ..lang.calls import apply_procedure
 from ..lang.deepstack import run_with_deep_stack
 from ..lang.values import NamedProcedure, Primitive, Procedure, Value
-from ..results import TaskError
+from ..results import ScriptResult, TaskError
 from ..results import TaskResult as LanguageTaskResult
 from ..syntax.nodes import Keyword, Symbol
 
@@ -19,14 +19,20 @@ from ..syntax.nodes import Keyword, Symbol
 @dataclass(frozen=True)
 class TaskResult:
     """A task's result as Python sees it: `status` (COMPLETE, CONTINUATION or FAILED), `content`
-    (the answer's text), `parsed` (its parsed content, converted), `notes` and `error` (the
-    TaskError as a dict, None unless FAILED)."""
+    (the answer's text), `parsed` (its parsed content, converted), `notes`, `error` (the
+    TaskError as a dict, None unless FAILED) and `criteria` (an evaluator's, else None). A
+    script's result also has `stdout`, `stderr` and `exit_code` (None for a task's; exit_code is
+    None too when the script timed out)."""
 
     status: str
     content: str
     parsed: Any
     notes: dict[str, Any]
     error: dict[str, Any] | None
+    criteria: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    exit_code: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -45,7 +51,10 @@ def to_python(value: Value) -> Any:
     if isinstance(value, LanguageTaskResult):
         error = value.error.to_dict() if value.error is not None else None
         parsed, notes = to_python(value.parsed_content), to_python(value.notes)
-        return TaskResult(value.status, value.content, parsed, notes, error)
+        fields = (value.status, value.content, parsed, notes, error, value.criteria)
+        if isinstance(value, ScriptResult):
+            return TaskResult(*fields, stdout=value.stdout, stderr=value.stderr, exit_code=value.exit_code)
+        return TaskResult(*fields)
     if isinstance(value, Symbol):
         return value.name
     if isinstance(value, Keyword):
@@ -89,22 +98,46 @@ def call_procedure(fn: Procedure, args: list[Any], kwargs: dict[str, Any], name:
 def from_python(value: Any, name: str = "value") -> Value:
     """A Python value as the language's: None, booleans, numbers and strings as they are, lists
     and tuples as lists, dicts with string keys as dicts, a TaskResult as the language's task
-    result, a callable as a procedure named name."""
+    result, a callable as a procedure named name. A list or dict that contains itself, or is
+    nested too deep for Python to walk, is a TYPE_ERROR."""
+    try:
+        return _from_python(value, name, set())
+    except RecursionError:
+        raise TypeError_(f"{name}: the value is nested too deep to convert") from None
+
+
+def _from_python(value: Any, name: str, around: set[int]) -> Value:
+    """from_python's walk; around holds the ids of the lists and dicts value is inside of."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, (list, tuple)):
-        return [from_python(item, name) for item in value]
-    if isinstance(value, dict):
-        converted: dict[str, Value] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError_(f"{name}: a dict key must be a string (got {type(key).__name__})")
-            converted[key] = from_python(item, name)
-        return converted
+    if isinstance(value, (list, tuple, dict)):
+        if id(value) in around:
+            raise TypeError_(
+                f"{name}: a {type(value).__name__} that contains itself has no value in the language"
+            )
+        around.add(id(value))
+        try:
+            if not isinstance(value, dict):
+                return [_from_python(item, name, around) for item in value]
+            converted: dict[str, Value] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise TypeError_(f"{name}: a dict key must be a string (got {type(key).__name__})")
+                converted[key] = _from_python(item, name, around)
+            return converted
+        finally:
+            around.discard(id(value))
     if isinstance(value, TaskResult):
         error = _task_error(value.error) if value.error is not None else None
-        parsed, notes = from_python(value.parsed, name), from_python(value.notes, name)
-        return LanguageTaskResult(value.content, value.status, notes, parsed, error=error)  # type: ignore[arg-type]
+        parsed, notes = _from_python(value.parsed, name, around), _from_python(value.notes, name, around)
+        content, status, criteria = value.content, value.status, value.criteria
+        notes = notes if isinstance(notes, dict) else {}  # a TaskResult's notes are a dict
+        if value.stdout is not None or value.stderr is not None:  # a script's: the fields it had
+            script_out, script_err = value.stdout or "", value.stderr or ""
+            return ScriptResult(
+                content, status, notes, parsed, criteria, error, script_out, script_err, value.exit_code
+            )
+        return LanguageTaskResult(content, status, notes, parsed, criteria, error)
     if isinstance(value, Procedure):
         return value  # a procedure the language gave
     if isinstance(value, LanguageProcedure):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from ..config import SHOWN_SETTINGS, TOML_KEYS, Settings, check_setting, check_type, load_settings
-from ..errors import ReadError, SettingsError, TypeError_, UsageError
+from ..errors import ReadError, RecursionDepthError, SettingsError, TypeError_, UsageError
 from ..generation import GenerationError, check_generation
 from ..handler.python_tools import python_tool
 from ..handler.tools import TOOL_SCHEMAS
@@ -25,6 +27,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # The settings a session takes: the sexp.toml keys, the mock, cassette and quiet ones.
 KNOWN_SETTINGS = (*SHOWN_SETTINGS, "quiet")
+# How many Session.call calls made from inside a running program (a tool's) enclose the code
+# running now: each is a level of nesting, limited by max_depth as subtasks are.
+_NESTED_CALLS: ContextVar[int] = ContextVar("sexp_nested_calls", default=0)
 
 
 def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settings:
@@ -156,10 +161,24 @@ class Session:
         self._runtime.tasks.python_tools[tool.name] = tool
         return fn
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         """Call the procedure or task bound to name: a task takes keyword arguments as its named
-        inputs, another procedure as `:key value` pairs."""
-        return to_python(_deep(lambda: self._call(name, list(args), kwargs)))
+        inputs (`name` among them: this method's own is positional-only), another procedure as
+        `:key value` pairs. Called from inside a running program (a tool that calls a task), it
+        nests: at most `max_depth` such calls deep, a RecursionDepthError beyond."""
+        if not threading.current_thread().name.startswith("sexp"):
+            return to_python(_deep(lambda: self._call(name, list(args), kwargs)))
+        depth = _NESTED_CALLS.get() + 1  # on the running program's own deep stack
+        if depth > self.settings.max_depth:
+            raise RecursionDepthError(
+                f"Session.call('{name}'): calls from inside a running program nest {depth} deep;"
+                f" at most {self.settings.max_depth} (max_depth)"
+            )
+        nested = _NESTED_CALLS.set(depth)
+        try:
+            return to_python(self._call(name, list(args), kwargs))
+        finally:
+            _NESTED_CALLS.reset(nested)
 
     def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Value:
         globals_ = self._runtime.globals

@@ -22,6 +22,7 @@ from ..diagnostics import failed_result_line, format_failure
 from ..handler.cost import CostBudget
 from ..handler.llm import ModelReply
 from ..handler.replay import Cassette
+from ..lang.deepstack import deep_recursion
 from ..lang.printer import to_json
 from ..redact import scrub
 from ..results import TaskError
@@ -157,7 +158,8 @@ def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowO
             runtime.define(name, given)
         resume = job.run_id if job.resuming and store.run(job.run_id) is not None else None
         path = Path(job.program.path)
-        result = runtime.run_recorded(path, job.program.text, dict(job.inputs), resume, job.force)
+        with deep_recursion():  # as deep as on the command line, in a thread or a Ray worker alike
+            result = runtime.run_recorded(path, job.program.text, dict(job.inputs), resume, job.force)
         failure = failed_result_line(result)
         if failure is None:
             status, value = "ok", json.loads(to_json(result))  # to_json refuses NaN and infinity

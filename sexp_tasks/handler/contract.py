@@ -7,7 +7,7 @@ budgets of its HandlerConfig and returns a TaskResult (sexp_tasks.results).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,6 +68,8 @@ class HandlerConfig:
     warning_fraction: float = 0.8
     system_prompt: str = BASE_SYSTEM_PROMPT
     tools: tuple[str, ...] = ()
+    # the procedures of the program among tools, as tools (tasks/procedure_tools.py), by name
+    program_tools: Mapping[str, PythonTool] = field(default_factory=dict)
     num_retries: int = 2
     timeout: float = 600.0
     workspace: Path = field(default_factory=Path.cwd)

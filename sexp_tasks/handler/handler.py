@@ -36,7 +36,11 @@ class Handler:
         self.services = services
         self.mock = services.mock
         self.tools = ToolBox(
-            config.tools, config.workspace, config.script_timeout, services.ask_user, services.python_tools
+            config.tools,
+            config.workspace,
+            config.script_timeout,
+            services.ask_user,
+            {**services.python_tools, **config.program_tools},
         )
         self.turns = 0
         self.context_tokens = 0

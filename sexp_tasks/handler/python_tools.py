@@ -10,9 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SettingsError
+from ..errors import SettingsError, SexpError
 from .output import argument_violations
 from .tool_schema import TOOL_NAME, collection_type, function_schema, type_hints
+
+ANSWER_LIMIT = (
+    1024 * 1024
+)  # bytes of a Python tool's answer sent to the model (as script_output_limit's default)
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,26 @@ class PythonTool:
                 import asyncio  # lazy: only an async tool needs it (a start-up saving: cli/startup.py)
 
                 result = asyncio.run(_awaited(result))
+        except SexpError as exc:  # a procedure's error (or a nested Session.call's): its type
+            return f"error: {exc.type}: {exc.message}"
         except Exception as exc:  # the function's failure is an answer the model can act on
             return f"error: {type(exc).__name__}: {exc}"
-        if isinstance(result, str):
-            return result
-        return json.dumps(result, ensure_ascii=False, default=str)
+        if not isinstance(result, str):
+            try:
+                result = json.dumps(result, ensure_ascii=False, default=str)
+            except (ValueError, TypeError, RecursionError) as exc:  # circular, tuple keys, too deep
+                return f"error: {self.name}: the result has no JSON form ({exc})"
+        return capped(result)
+
+
+def capped(answer: str) -> str:
+    """answer, or its first ANSWER_LIMIT bytes and a line saying how many more were left out."""
+    data = answer.encode("utf-8", "surrogatepass")
+    if len(data) <= ANSWER_LIMIT:
+        return answer
+    head = data[:ANSWER_LIMIT].decode("utf-8", "ignore")  # a character cut in two is left out
+    more = len(data) - len(head.encode("utf-8", "surrogatepass"))
+    return f"{head}\n[... {more} more bytes not sent: a tool's answer is at most {ANSWER_LIMIT} bytes]"
 
 
 async def _awaited(awaitable: Any) -> Any:

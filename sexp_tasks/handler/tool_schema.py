@@ -22,6 +22,8 @@ from typing import Any
 from ..errors import SettingsError
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+# An MCP server's tools (SPEC §11.4), as a template's <tools> names them: `NAME/*` or `NAME/tool`.
+_SERVER_TOOL = re.compile(r"[a-zA-Z0-9_-]{1,64}/(\*|[a-zA-Z0-9_-]{1,64})")
 _SIMPLE: dict[Any, str] = {
     str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"
 }  # fmt: skip
@@ -31,6 +33,11 @@ _OTHER_SECTIONS = {
     "returns", "return", "yields", "raises", "examples", "example", "notes", "note",
     "see also", "attributes", "warnings", "references",
 }  # fmt: skip
+
+
+def is_tool_name(name: str) -> bool:
+    """Whether a `<tools>` entry could name a tool at all (a name models can call, or a server's)."""
+    return bool(TOOL_NAME.fullmatch(name) or _SERVER_TOOL.fullmatch(name))
 
 
 def function_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
@@ -76,6 +83,8 @@ def type_hints(fn: Callable[..., Any], signature: inspect.Signature, name: str) 
         return {p.name: p.annotation for p in signature.parameters.values() if p.annotation is not p.empty}
     except NameError as err:
         raise SettingsError(f"tool {name}: a type hint names something unknown: {err}") from None
+    except Exception as err:  # a string hint that is no expression ("list["), or fails to evaluate
+        raise SettingsError(f"tool {name}: a type hint cannot be read: {err}") from None
 
 
 def collection_type(hint: Any) -> type | None:
@@ -99,6 +108,12 @@ def type_schema(hint: Any, where: str) -> dict[str, Any]:
         texts = [a for a in args[1:] if isinstance(a, str)]
         return {**schema, "description": texts[0]} if texts else schema
     if origin is typing.Literal:
+        odd = [a for a in args if type(a) not in _SIMPLE]  # an Enum member is no JSON value
+        if odd:
+            raise SettingsError(
+                f"{where}: the Literal value {odd[0]!r} has no JSON form (list strings, numbers,"
+                " booleans or None: Literal['red', 'blue'])"
+            )
         kinds = {_SIMPLE.get(type(a)) for a in args}
         schema = {"type": kinds.pop()} if len(kinds) == 1 and None not in kinds else {}
         return {**schema, "enum": list(args)}

@@ -6,7 +6,8 @@ count with the procedure it names: a primitive, a prelude procedure, or a proced
 itself defines. Each special form is walked as its description in the compiler's table says
 (Compiler.forms: the forms installed in that interpreter, and no other); the parts
 of the system installed in the language add their own checks (CheckExtension): the task system
-checks a call of a task whose template is known before the run against its inputs.
+checks a call of a task whose template is known before the run against its inputs, and the tools
+its templates name.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ class CheckExtension(Protocol):
 
     def call_checks(self, forms: Sequence[Node], globals_: Mapping[str, Value]) -> dict[str, CallCheck]:
         """Checks of the calls of a program's forms that name one of its callees (a task)."""
+        ...
+
+    def program_problems(self, forms: Sequence[Node], globals_: Mapping[str, Value]) -> list[SexpError]:
+        """What it finds wrong in the program as a whole (a task's tool that names nothing), when
+        everything the program defines is in its forms (no `load`)."""
         ...
 
 
@@ -192,19 +198,23 @@ def check_forms(
     prelude.force_all()
     globals_ = compiler.globals.values
     known = {**global_signatures(globals_, extensions), **file_definitions(forms, compiler.forms)}
-    calls_load = any(isinstance(f, FunctionCallNode) and f.name == "load" for f in _all_calls(forms))
+    calls_load = any(isinstance(f, FunctionCallNode) and f.name == "load" for f in all_calls(forms))
     calls: dict[str, CallCheck] = {}
     for extension in extensions:
         calls.update(extension.call_checks(forms, globals_))
     checker = Checker(known, check_unknown=not calls_load, forms=compiler.forms, calls=calls)
     checker.walk(forms, frozenset())
+    if not calls_load:
+        for extension in extensions:
+            checker.problems += extension.program_problems(forms, globals_)
     reported = {(p.span, p.message) for p in problems}
     problems += [p for p in checker.problems if (p.span, p.message) not in reported]
     problems.sort(key=lambda p: (p.span.line, p.span.column) if p.span else (0, 0))
     return problems
 
 
-def _all_calls(forms: Sequence[Node]) -> Iterable[FunctionCallNode]:
+def all_calls(forms: Sequence[Node]) -> Iterable[FunctionCallNode]:
+    """Every call in forms, at any depth."""
     stack = list(forms)
     while stack:
         node = stack.pop()

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar, cast
 
 T = TypeVar("T")
@@ -19,11 +20,44 @@ STACK_BYTES = 512 * 1024 * 1024
 PYTHON_FRAMES_PER_CALL = 12
 
 
+# Python's recursion limit is the whole process's: raised for good, it would let a host program's
+# own deep json.dumps or repr (on an 8 MiB main-thread stack) overflow the C stack and crash. So it
+# is raised only while one of sexp's deep-stack threads runs, and put back when the last one ends.
+_limit_lock = threading.Lock()
+_wanted_limit = 0  # the highest limit an interpreter of this process asked for
+_deep_threads = 0  # how many deep sections are running now
+_host_limit = 0  # the limit before the first of them began, put back after the last
+
+
 def allow_recursion(call_limit: int) -> None:
-    """Raise Python's recursion limit so `call_limit` nested DSL calls fit (never lower it)."""
+    """Let `call_limit` nested DSL calls fit in deep sections (deep_recursion); the limit is raised
+    at once only when one runs (never lowered here)."""
+    global _wanted_limit
     needed = call_limit * PYTHON_FRAMES_PER_CALL + 20_000
-    if sys.getrecursionlimit() < needed:
-        sys.setrecursionlimit(needed)
+    with _limit_lock:
+        _wanted_limit = max(_wanted_limit, needed)
+        if _deep_threads and sys.getrecursionlimit() < needed:
+            sys.setrecursionlimit(needed)
+
+
+@contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Python's recursion limit raised to what the interpreters ask for while the block runs (in
+    a thread with a deep C stack); the host's limit back once no such block runs."""
+    global _deep_threads, _host_limit
+    with _limit_lock:
+        if _deep_threads == 0:
+            _host_limit = sys.getrecursionlimit()
+        _deep_threads += 1
+        if sys.getrecursionlimit() < _wanted_limit:
+            sys.setrecursionlimit(_wanted_limit)
+    try:
+        yield
+    finally:
+        with _limit_lock:
+            _deep_threads -= 1
+            if _deep_threads == 0:
+                sys.setrecursionlimit(_host_limit)
 
 
 def run_with_deep_stack(fn: Callable[[], T], interrupt_grace: float = 2.0) -> T:
@@ -35,7 +69,8 @@ def run_with_deep_stack(fn: Callable[[], T], interrupt_grace: float = 2.0) -> T:
 
     def target() -> None:
         try:
-            outcome["value"] = fn()
+            with deep_recursion():
+                outcome["value"] = fn()
         except BaseException as exc:  # handed to the calling thread, which reports it
             outcome["error"] = exc
 

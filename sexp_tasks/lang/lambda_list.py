@@ -94,7 +94,7 @@ Binder = Callable[[Closure, list[Value], int], Frame]
 class LambdaList:
     """Binds arguments to a closure's frame slots; built once per lambda expression."""
 
-    __slots__ = ("name", "params", "defaults", "limit", "bind", "frame_size", "count", "padding")
+    __slots__ = ("name", "params", "defaults", "limit", "bind", "frame_size", "count", "padding", "doc")
 
     def __init__(self, name: str, params: ParsedParams, limit: int) -> None:
         self.name = name
@@ -106,6 +106,7 @@ class LambdaList:
         # For all-required lambda lists, call sites build the frame: [env, depth, *args, *padding].
         self.count = -1
         self.padding: tuple[Unbound, ...] = ()
+        self.doc: str | None = None  # the docstring: a string the body starts with, other forms after it
 
     def _unfinished(self, closure: Closure, args: list[Value], depth: int) -> Frame:
         raise AssertionError("LambdaList used before finish()")

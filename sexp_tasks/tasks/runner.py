@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,6 +33,7 @@ from .inputs import InputError, prepare_inputs, substitute
 from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
 from .library import TaskLibrary
 from .matching import match_templates
+from .procedure_tools import resolve_tools
 from .reserved import CallOptions, read_options
 from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs
 from .task import Task, bind_named, input_failure
@@ -72,17 +73,15 @@ class TaskSystem:
         self.budget = CostBudget(settings.max_cost_usd)  # the run's model spending, against max_cost_usd
         self._making_services = threading.Lock()
         self.journal: Journal | None = None  # set when the run is recorded (sexp run)
-        self.cassette: Cassette | None = (
-            None  # one shared with other runs (a batch's rows), else --record's or --replay's
-        )
+        self.cassette: Cassette | None = None  # a batch's, shared by its rows; else --record's or --replay's
         self.memory_query: MemoryQuery | None = None  # the Memory System, for fresh context
         self._history = History()
         self._warned: set[str] = set()  # task warnings already shown (each once a run)
         self._schemas_checked: dict[int, Any] = {}  # JSON Schemas found valid, by id (kept: ids stay unique)
         self._warning = threading.Lock()
         self._mock = read_mock_script(settings, warn)  # read now: a script with no replies is a usage error
-        # Python functions offered as tools (Session.tool), shared by every Handler of the run
-        self.python_tools: dict[str, PythonTool] = {}
+        self.python_tools: dict[str, PythonTool] = {}  # Session.tool's functions, for every Handler
+        self.globals: Mapping[str, Value] = {}  # the language's globals (install): procedures as tools
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
@@ -237,6 +236,7 @@ class TaskSystem:
                 template.limits.get("max_context_fraction", self.settings.max_context_window_fraction)
             ),
             tools=options.tools,
+            program_tools=resolve_tools(template.name, options.tools, self.python_tools, self.globals, None),
             generation=merge_generation(self.settings.generation, template.generation, options.generation),
             workspace=workspace,
             script_timeout=float(self.settings.script_timeout),

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import TemplateError
 from ..generation import GenerationError, from_texts
+from ..handler.tool_schema import is_tool_name
 from ..syntax.source import Source, Span
 from ..xmltools import XmlNode, parse_template_document
 
@@ -189,12 +190,27 @@ def _template(node: XmlNode, source: Source, origin: str) -> TaskTemplate:
         manual_xml=_boolean(single("manual_xml")),
         disable_reparsing=_boolean(single("disable_reparsing")),
         criteria=single("criteria"),
-        tools=tuple(t.text.strip() for t in tools.all("tool")) if tools else (),
+        tools=_tools(tools, name, span),
         limits={k: float(v) for k, v in limits.attributes.items()} if limits else {},
         generation=_generation(node.child("generation"), name, span),
         origin=origin,
         span=span,
     )
+
+
+def _tools(node: XmlNode | None, name: str, span: Span) -> tuple[str, ...]:
+    """The names <tools> lists; a VALIDATION_ERROR for one that can name no tool (which tools
+    exist is known only where the template is used: tasks/procedure_tools.py)."""
+    names = tuple(tool.text.strip() for tool in node.all("tool")) if node else ()
+    for tool in names:
+        if not is_tool_name(tool):
+            raise TemplateError(
+                "VALIDATION_ERROR",
+                f"task '{name}': <tool>{tool}</tool> can name no tool (a tool's name is 1 to 64 letters,"
+                " digits, '_' or '-'; a server's tools are NAME/tool or NAME/*)",
+                span,
+            )
+    return names
 
 
 def _generation(node: XmlNode | None, name: str, span: Span) -> dict[str, Any]:

@@ -155,7 +155,9 @@ def defined_parameters(form: FunctionCallNode) -> ParsedParams | None:
 
     At top level the binding is global; inside a body it is local to that body. `(define name
     expr)` gives the value; `(define (name params...) body...)` defines a procedure (params as
-    in `lambda`: `&optional`, `&rest`, `&key`) and gives its name as a symbol.
+    in `lambda`: `&optional`, `&rest`, `&key`) and gives its name as a symbol. A string the body
+    starts with, before other forms, is the procedure's docstring (a task offering the procedure
+    as a tool describes it with that, or else with the `;;` lines right after the define line).
 
     (define (square x) (* x x))
     ;; => square

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeGuard
 
 from ...errors import FormError
-from ...syntax.nodes import FunctionCallNode, Node
+from ...syntax.nodes import FunctionCallNode, Literal, Node
 from ...syntax.source import Span
 from ..calls import Closure
 from ..environment import Scope
@@ -72,6 +72,8 @@ def compile_closure(
     params = parse_params(params_node, form_name, span)
     inner = Scope(scope, params.names)
     lambda_list = LambdaList(name, params, c.recursion_limit)
+    if len(body) > 1 and isinstance(body[0], Literal) and isinstance(body[0].value, str):
+        lambda_list.doc = body[0].value  # a docstring (still evaluated, harmlessly)
     for param_name, default in [*params.optional, *params.keys]:
         if default is not None:
             lambda_list.defaults[param_name] = c.compile(default, inner)

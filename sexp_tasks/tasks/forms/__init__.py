@@ -45,5 +45,6 @@ def install(system: TaskSystem, core: Interpreter, ctx: TaskServices | None) -> 
     core.prelude.add_file(data_dir("stdlib") / "tasks.sexp")
     core.prelude.add_file(data_dir("stdlib") / "loops.sexp")
     core.globals.resolvers.append(system.task)
+    system.globals = core.globals.values  # its procedures may be tools
     core.globals.name_sources.append(lambda: system.library.templates)
     core.documentation.sources.append(lambda: template_docs(system.library.templates))

@@ -1,6 +1,7 @@
 """What the task system adds to `sexp check`: a call of a task whose template is known before the
 run (a registered template, a defatom of the file) is checked against its inputs: unknown names,
-missing required inputs, too many positions."""
+missing required inputs, too many positions; and each tool a defatom of the file or a template
+it calls names must be a built-in tool, a Session.tool function or a procedure."""
 
 from __future__ import annotations
 
@@ -8,13 +9,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...errors import ArityError, SexpError
-from ...lang.check import CallCheck, Checker
+from ...handler.python_tools import PythonTool
+from ...handler.tool_schema import TOOL_NAME
+from ...handler.tools import TOOL_SCHEMAS
+from ...lang.calls import Closure
+from ...lang.check import CallCheck, Checker, all_calls
 from ...lang.forms import SpecialForm, global_definitions, walk_clauses
 from ...lang.values import Value
 from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node
 from ...syntax.source import Span
 from ..inputs import missing_inputs, mixed_arguments, too_many_arguments, unknown_inputs
 from ..library import TaskLibrary
+from ..procedure_tools import unknown_tool
 from ..task import RESERVED
 from ..template import TaskTemplate
 from .defatom import NAME as DEFATOM
@@ -94,9 +100,12 @@ class TaskChecks:
     """The task system's CheckExtension: its templates are names, and calls of tasks are checked;
     forms are the special forms in force (the compiler's, Compiler.forms)."""
 
-    def __init__(self, library: TaskLibrary, forms: Mapping[str, SpecialForm]) -> None:
+    def __init__(
+        self, library: TaskLibrary, forms: Mapping[str, SpecialForm], python_tools: Mapping[str, PythonTool]
+    ) -> None:
         self.library = library
         self.forms = forms
+        self.python_tools = python_tools  # Session.tool's functions (none for `sexp check`)
 
     def global_names(self) -> Iterable[str]:
         return self.library.templates
@@ -127,3 +136,34 @@ class TaskChecks:
                     pass  # compiling the defatom reports it
             names[name] = TaskCall(template)
         return names
+
+    def program_problems(self, forms: Sequence[Node], globals_: Mapping[str, Value]) -> list[SexpError]:
+        """A NameError for each tool a defatom of the file (at its tools clause) or a registered
+        template it calls (at the first call) names that is no built-in tool, Session.tool
+        function or procedure (one the file defines, or a global one)."""
+        defined = {getattr(f.args[0], "name", "?"): f for f in global_definitions(forms, self.forms)}
+        procedures = {name for name, form in defined.items() if form.name != DEFATOM}
+        procedures |= {name for name, value in globals_.items() if isinstance(value, Closure)}
+        tools = {*TOOL_SCHEMAS, *self.python_tools, *(n for n in procedures if TOOL_NAME.fullmatch(n))}
+        named: list[tuple[TaskTemplate, Span | None]] = []
+        for form in defined.values():
+            if form.name == DEFATOM:
+                clause = next(
+                    (c for c in form.args if isinstance(c, FunctionCallNode) and c.name == "tools"), form
+                )
+                try:
+                    named.append((defatom_template(form), clause.span))
+                except SexpError:
+                    pass  # compiling the defatom reports it
+        first_calls = {
+            call.name: call for call in all_calls(forms)
+        }  # the last given is the first in the text
+        for name, template in self.library.templates.items():
+            if name in first_calls and name not in defined and name not in globals_:
+                named.append((template, first_calls[name].span))
+        return [
+            unknown_tool(template.name, tool, tools, span)
+            for template, span in named
+            for tool in template.tools
+            if tool not in tools
+        ]

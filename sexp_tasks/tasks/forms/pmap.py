@@ -24,7 +24,7 @@ from typing import Any
 
 from ...errors import SexpError, TypeError_
 from ...lang.calls import apply_procedure
-from ...lang.deepstack import STACK_BYTES, raise_interrupt_in
+from ...lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in
 from ...lang.primitives.lists import as_list
 from ...lang.primitives.options import ABSENT, keyword_option, positive_integer
 from ...lang.printer import to_repr
@@ -179,7 +179,8 @@ class _Pool:
             with self.lock:
                 self.working.add(me)
             try:
-                self._work()
+                with deep_recursion():
+                    self._work()
             finally:
                 with self.lock:
                     self.working.discard(me)
