@@ -85,6 +85,15 @@ def read_answer(text: str, spec: OutputSpec, bare: bool = False) -> Reading:
     return reading
 
 
+def notes_cut_warning(text: str) -> str | None:
+    """The warning an answer cut off at the output limit is accepted with when its <output>
+    section is complete and only the <notes> trailer after it was cut (SPEC §11.1); else None."""
+    answer = split_answer(text)
+    if answer.output is None or answer.problems:
+        return None
+    return "the answer was cut off at max_tokens after its <output>: its <notes> are incomplete or missing"
+
+
 def _plain_answer(text: str) -> Answer | None:
     """The split of a well-formed answer whose parts hold plain text, without an XML parser; else None.
 

@@ -1,0 +1,59 @@
+"""Model answers the Handler must take or refuse cleanly (issue 19, SPEC §11.1): an <output> whose
+<notes> trailer max_tokens cut off, a reply without choices, response_format's `strict`, a
+<json_schema> checked whole before anything is sent, transient errors that are no refusal of
+response_format, and template files in other encodings.
+
+The Handler and real `sexp` processes against the local server (tests/llm_server.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from llm_server import LLMServer, Scripted
+
+from sexp_tasks.handler import Handler, HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
+from sexp_tasks.results import COMPLETE, FAILED, TaskResult
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-model-answers")
+    llm = LLMServer().start()
+    yield llm
+    llm.stop()
+
+
+def run(server: LLMServer, output: OutputSpec | None = None, **config: Any) -> TaskResult:
+    options: dict[str, Any] = {"model": "openai/test-model", "num_retries": 0, "timeout": 10.0}
+    options.update(api_base=server.base_url, **config)
+    prompt = TaskPrompt(template="classify", instructions="Bug or feature?", output=output or OutputSpec())
+    return Handler(HandlerConfig(**options), HandlerServices()).run(prompt)
+
+
+# <notes> cut off by max_tokens ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "answer", ["<output>bug</output>", "<output>bug</output>\n<notes><data_usage>the tit"]
+)
+def test_a_complete_output_whose_notes_were_cut_is_accepted(server: LLMServer, answer: str) -> None:
+    server.script(Scripted(content=answer, finish_reason="length"))
+    result = run(server, max_tokens=5)
+    assert server.requests[0].body["max_tokens"] == 5
+    assert result.status == COMPLETE and result.error is None
+    assert result.content == "bug"
+    assert any("<notes>" in w and "max_tokens" in w for w in result.notes["warnings"])
+
+
+def test_an_output_cut_inside_is_still_output_exhaustion(server: LLMServer) -> None:
+    server.script(Scripted(content="<output>a long answ", finish_reason="length"))
+    result = run(server, max_tokens=5)
+    assert result.status == FAILED and result.error is not None
+    assert result.error.type == "RESOURCE_EXHAUSTION" and result.error.resource == "output"
+
+
+def test_without_the_protocol_a_cut_answer_is_still_output_exhaustion(server: LLMServer) -> None:
+    """With disable_reparsing the answer is not read for <output>: a cut answer is cut."""
+    server.script(Scripted(content="<output>bug</output>", finish_reason="length"))
+    result = run(server, OutputSpec(disable_reparsing=True), max_tokens=5)
+    assert result.status == FAILED and result.error is not None and result.error.resource == "output"
