@@ -57,3 +57,17 @@ def test_without_the_protocol_a_cut_answer_is_still_output_exhaustion(server: LL
     server.script(Scripted(content="<output>bug</output>", finish_reason="length"))
     result = run(server, OutputSpec(disable_reparsing=True), max_tokens=5)
     assert result.status == FAILED and result.error is not None and result.error.resource == "output"
+
+
+# a reply without choices ----------------------------------------------------------------------
+@pytest.mark.parametrize("transport", ["sync", "async"])
+def test_a_reply_with_no_choices_is_invalid_output(
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    monkeypatch.setenv("SEXP_LLM_TRANSPORT", transport)
+    server.script(Scripted(no_choices=True))
+    result = run(server)
+    assert len(server.requests) == 1
+    assert result.status == FAILED and result.error is not None
+    assert result.error.type == "INVALID_OUTPUT" and result.error.message == "the model gave no answer"
+    assert result.notes["usage"] == {"prompt_tokens": 10, "completion_tokens": 5}  # it was paid for

@@ -162,7 +162,8 @@ class Handler:
                 self.warnings.append(cut)
             if not reply.tool_calls:
                 if not reply.content.strip():
-                    raise _Stop(TaskError("INVALID_OUTPUT", "the model gave an empty answer"))
+                    given = "an empty answer" if reply.finish_reason else "no answer"  # None: no choices
+                    raise _Stop(TaskError("INVALID_OUTPUT", f"the model gave {given}"))
                 return reply
             self._check_tool_calls(len(reply.tool_calls))
             messages.append(self._assistant_message(reply))

@@ -299,16 +299,18 @@ def _mock_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> ModelReply:
-    """A ModelReply from a litellm ModelResponse; lone surrogates in its text replaced (U+FFFD)."""
-    choice = response.choices[0]
-    message = choice.message
+    """A ModelReply from a litellm ModelResponse; lone surrogates in its text replaced (U+FFFD).
+    A response without choices (some filtering proxies send `"choices": []`) is a reply with no
+    content and no finish reason: the Handler fails it as no answer, its usage still counted."""
+    choice = response.choices[0] if response.choices else None
+    message = choice.message if choice is not None else None
     calls = [
         {
             "id": call.id or f"call_{i}",
             "name": well_formed(call.function.name or ""),
             "arguments": well_formed(call.function.arguments or ""),
         }
-        for i, call in enumerate(message.tool_calls or [], 1)
+        for i, call in enumerate(getattr(message, "tool_calls", None) or [], 1)
     ]
     usage = getattr(response, "usage", None)
     cost = 0.0
@@ -318,9 +320,9 @@ def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> Mod
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = float(hidden.get("response_cost") or 0.0)
     return ModelReply(
-        content=well_formed(message.content or ""),
+        content=well_formed(getattr(message, "content", None) or ""),
         tool_calls=calls,
-        finish_reason=choice.finish_reason,
+        finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         cost_usd=cost,
