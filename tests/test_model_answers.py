@@ -71,3 +71,29 @@ def test_a_reply_with_no_choices_is_invalid_output(
     assert result.status == FAILED and result.error is not None
     assert result.error.type == "INVALID_OUTPUT" and result.error.message == "the model gave no answer"
     assert result.notes["usage"] == {"prompt_tokens": 10, "completion_tokens": 5}  # it was paid for
+
+
+# a transient error is no refusal of response_format --------------------------------------------
+PERSON = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {"name": {"type": "string"}},
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_a_5xx_mentioning_json_schema_keeps_response_format(server: LLMServer, status: int) -> None:
+    """Only a 400-class refusal turns response_format off; a transient 5xx that happens to say
+    `json_schema` fails its call and changes nothing for the calls after it."""
+    model = f"openai/transient-{status}"
+    error = {"message": "upstream json_schema worker overloaded, try again", "type": "server_error"}
+    server.script(Scripted(status=status, error=error))  # repeats (the client may retry it itself)
+    output = OutputSpec("json", json_schema=PERSON, native="always")
+    first = run(server, output, model=model)
+    assert first.status == FAILED and first.error is not None and first.error.reason == "provider_error"
+    server.script('{"name": "Ada"}')
+    second = run(server, output, model=model)
+    assert second.status == COMPLETE and second.parsed_content == {"name": "Ada"}
+    assert all("response_format" in r.body for r in server.requests)
+    assert not any("response_format" in w for w in first.notes["warnings"] + second.notes["warnings"])

@@ -56,12 +56,14 @@ class MockReply:
 
 
 class ProviderError(Exception):
-    """A model call that failed after litellm's retries; kind is the TASK_FAILURE reason."""
+    """A model call that failed after litellm's retries; kind is the TASK_FAILURE reason, status
+    the provider's HTTP status when it gave one."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.status = status
 
 
 @cache
@@ -346,18 +348,19 @@ def _translate(litellm: Any, exc: Exception) -> ProviderError:
         (litellm.BadRequestError, "bad_request", "the provider rejected the request"),
         (litellm.APIConnectionError, "connection", "cannot reach the provider"),
     ]
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
     for kind_class, kind, text in table:
         if isinstance(exc, kind_class):
-            return ProviderError(kind, f"{text}: {_detail(exc)}")
+            return ProviderError(kind, f"{text}: {_detail(exc)}", status)
     if "missing credentials" in str(exc).lower() or "api_key client option must be set" in str(exc):
         # litellm reports a missing key as an internal error (HTTP 500); say what it is.
         return ProviderError(
             "authentication",
             f"no API key for this provider (set its key, e.g. OPENAI_API_KEY): {_detail(exc)}",
         )
-    status = getattr(exc, "status_code", None)
     label = f"provider error (HTTP {status})" if status else "provider error"
-    return ProviderError("provider_error", f"{label}: {_detail(exc)}")
+    return ProviderError("provider_error", f"{label}: {_detail(exc)}", status)
 
 
 def _detail(exc: Exception) -> str:

@@ -34,8 +34,11 @@ def schema_name(template: str) -> str:
 
 
 def refuses_response_format(error: ProviderError) -> bool:
-    """Whether a failed call was the provider refusing response_format (so it is sent again without)."""
-    if error.kind not in ("bad_request", "provider_error"):
+    """Whether a failed call was the provider refusing response_format (so it is sent again without,
+    and later calls of the process go without it): a 400-class error naming it. A 5xx or a
+    connection error is transient whatever its message says, and changes nothing."""
+    client_error = error.status is not None and 400 <= error.status < 500
+    if not (error.kind == "bad_request" or (error.kind == "provider_error" and client_error)):
         return False
     message = error.message.lower()
     return any(word in message for word in _REFUSAL_WORDS)
