@@ -7,10 +7,13 @@ The Handler and real `sexp` processes against the local server (tests/llm_server
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Cli
 from llm_server import LLMServer, Scripted
 
 from sexp_tasks.handler import Handler, HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
@@ -97,3 +100,110 @@ def test_a_5xx_mentioning_json_schema_keeps_response_format(server: LLMServer, s
     assert second.status == COMPLETE and second.parsed_content == {"name": "Ada"}
     assert all("response_format" in r.body for r in server.requests)
     assert not any("response_format" in w for w in first.notes["warnings"] + second.notes["warnings"])
+
+
+# response_format's strict ---------------------------------------------------------------------
+OPEN_PERSON = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "age": {}}}
+NESTED_OPEN = {
+    "type": "object",
+    "required": ["who"],
+    "additionalProperties": False,
+    "properties": {"who": {"type": "object", "properties": {"name": {"type": "string"}}}},
+}
+NESTED_CLOSED = {
+    "type": "object",
+    "required": ["who", "tags"],
+    "additionalProperties": False,
+    "$defs": {"name": {"type": "object", "required": ["first"], "additionalProperties": False,
+                       "properties": {"first": {"type": "string"}}}},
+    "properties": {
+        "who": {"$ref": "#/$defs/name"},
+        "tags": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/name"}]}},
+    },
+}
+
+
+def sent_format(server: LLMServer, schema: dict[str, Any], strict: bool | None = None) -> dict[str, Any]:
+    server.script(json.dumps({"name": "Ada", "who": {"first": "Ada"}, "tags": []}))
+    output = OutputSpec("json", json_schema=schema, native="always", strict=strict)
+    run(server, output)
+    return dict(server.requests[-1].body["response_format"]["json_schema"])
+
+
+@pytest.mark.parametrize(("schema", "strict"), [(PERSON, True), (NESTED_CLOSED, True),
+                                                (OPEN_PERSON, False), (NESTED_OPEN, False)])
+def test_strict_is_sent_when_the_schema_can_be_strict(
+    server: LLMServer, schema: dict[str, Any], strict: bool
+) -> None:
+    """OpenAI's rules: every object closes additionalProperties and requires all its properties."""
+    sent = sent_format(server, schema)
+    assert sent.get("strict") is (True if strict else None)
+    assert sent["schema"] == schema
+
+
+def test_the_template_forces_strict_either_way(server: LLMServer) -> None:
+    assert sent_format(server, OPEN_PERSON, strict=True)["strict"] is True
+    assert "strict" not in sent_format(server, PERSON, strict=False)
+
+
+TEMPLATE = """<task name="classify" type="atomic">
+  <description>d</description>
+  <instructions>Bug or feature? {{text}}</instructions>
+  <inputs><input name="text" type="string">t</input></inputs>
+  <output_format type="json" native="always"%s>
+    <json_schema>%s</json_schema>
+  </output_format>
+</task>
+"""
+
+
+def write_template(workspace: Path, attributes: str, schema: Any, name: str = "classify") -> Path:
+    (workspace / "tasks").mkdir(exist_ok=True)
+    path = workspace / "tasks" / f"{name}.xml"
+    path.write_text(TEMPLATE % (attributes, json.dumps(schema)), encoding="utf-8")
+    return path
+
+
+def render(cli: Cli, server: LLMServer) -> dict[str, Any]:
+    env = {"OPENAI_API_KEY": "sk-test-render", "SEXP_API_BASE": server.base_url}
+    code, out, err = cli("tasks", "render", "classify", "--set-str", "text=x", "--json",
+                         "--model", "openai/test-model", env=env)
+    assert code == 0, err
+    return dict(json.loads(out)["response_format"]["json_schema"])
+
+
+def test_render_shows_strict_and_the_template_attribute_forces_it(
+    cli: Cli, workspace: Path, server: LLMServer
+) -> None:
+    write_template(workspace, "", PERSON)
+    assert render(cli, server)["strict"] is True
+    write_template(workspace, ' strict="false"', PERSON)
+    assert "strict" not in render(cli, server)
+    write_template(workspace, ' strict="true"', OPEN_PERSON)
+    assert render(cli, server)["strict"] is True
+    code, out, err = cli("tasks", "show", "classify")
+    assert code == 0 and "native always, strict true" in out, err
+    write_template(workspace, ' strict="maybe"', PERSON)
+    code, out, err = cli("tasks", "validate", "tasks")
+    assert code == 1 and "classify.xml:5" in err and "strict" in err, err
+    assert server.requests == []
+
+
+def test_defatom_takes_strict(cli: Cli, workspace: Path, server: LLMServer) -> None:
+    schema = json.dumps(json.dumps(OPEN_PERSON))
+    (workspace / "p.sexp").write_text(
+        '(defatom who (instructions "Who?")\n'
+        f'  (output_format (type "json") (json_schema {schema}) (native "always") (strict "true")))\n'
+        "(task-json (who))\n"
+    )
+    server.script('{"name": "Ada"}')
+    env = {"OPENAI_API_KEY": "sk-test-render", "SEXP_API_BASE": server.base_url}
+    code, out, err = cli("run", "p.sexp", "--model", "openai/test-model", env=env)
+    assert code == 0 and out == '{"name" "Ada"}\n', err
+    assert server.requests[0].body["response_format"]["json_schema"]["strict"] is True
+    (workspace / "p.sexp").write_text(
+        '(defatom who (instructions "Who?")\n  (output_format (type "json") (strict "sometimes")))\n(who)\n'
+    )
+    code, _, err = cli("run", "p.sexp", "--model", "openai/test-model", env=env)
+    assert code != 0 and "strict" in err and "p.sexp:2:3" in err, err
+    assert len(server.requests) == 1

@@ -224,6 +224,7 @@ class TaskSystem:
                 template.disable_reparsing,
                 out.native,
                 out.retries,
+                out.strict,
             ),
             model=model,
         )

@@ -46,11 +46,14 @@ class OutputFormat:
     json_schema: dict[str, Any] | None = None
     native: str = "auto"  # response_format with the JSON Schema: auto | always | never (SPEC §10.2)
     retries: int = 0  # repair messages after an answer that fails the format
+    # response_format's "strict" (SPEC §11.1): None sends it when the schema can be strict
+    strict: bool | None = None
 
     def options(self) -> str:
-        """`, native always, retries 2` for the settings not at their defaults; else ``."""
+        """`, native always, strict true, retries 2` for the settings not at their defaults; else ``."""
         native = f", native {self.native}" if self.native != "auto" else ""
-        return native + (f", retries {self.retries}" if self.retries else "")
+        strict = "" if self.strict is None else f", strict {str(self.strict).lower()}"
+        return native + strict + (f", retries {self.retries}" if self.retries else "")
 
 
 @dataclass(frozen=True)
@@ -250,6 +253,7 @@ def _output_format(node: XmlNode | None, name: str, span: Span) -> OutputFormat:
         json_schema,
         node.attributes.get("native", "auto"),
         int(node.attributes.get("retries", "0")),  # the XSD checked it is a non-negative integer
+        None if "strict" not in node.attributes else _boolean(node.attributes["strict"]),
     )
 
 
