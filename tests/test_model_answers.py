@@ -8,6 +8,8 @@ The Handler and real `sexp` processes against the local server (tests/llm_server
 from __future__ import annotations
 
 import json
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -114,8 +116,14 @@ NESTED_CLOSED = {
     "type": "object",
     "required": ["who", "tags"],
     "additionalProperties": False,
-    "$defs": {"name": {"type": "object", "required": ["first"], "additionalProperties": False,
-                       "properties": {"first": {"type": "string"}}}},
+    "$defs": {
+        "name": {
+            "type": "object",
+            "required": ["first"],
+            "additionalProperties": False,
+            "properties": {"first": {"type": "string"}},
+        }
+    },
     "properties": {
         "who": {"$ref": "#/$defs/name"},
         "tags": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/name"}]}},
@@ -130,8 +138,9 @@ def sent_format(server: LLMServer, schema: dict[str, Any], strict: bool | None =
     return dict(server.requests[-1].body["response_format"]["json_schema"])
 
 
-@pytest.mark.parametrize(("schema", "strict"), [(PERSON, True), (NESTED_CLOSED, True),
-                                                (OPEN_PERSON, False), (NESTED_OPEN, False)])
+@pytest.mark.parametrize(
+    ("schema", "strict"), [(PERSON, True), (NESTED_CLOSED, True), (OPEN_PERSON, False), (NESTED_OPEN, False)]
+)
 def test_strict_is_sent_when_the_schema_can_be_strict(
     server: LLMServer, schema: dict[str, Any], strict: bool
 ) -> None:
@@ -166,8 +175,17 @@ def write_template(workspace: Path, attributes: str, schema: Any, name: str = "c
 
 def render(cli: Cli, server: LLMServer) -> dict[str, Any]:
     env = {"OPENAI_API_KEY": "sk-test-render", "SEXP_API_BASE": server.base_url}
-    code, out, err = cli("tasks", "render", "classify", "--set-str", "text=x", "--json",
-                         "--model", "openai/test-model", env=env)
+    code, out, err = cli(
+        "tasks",
+        "render",
+        "classify",
+        "--set-str",
+        "text=x",
+        "--json",
+        "--model",
+        "openai/test-model",
+        env=env,
+    )
     assert code == 0, err
     return dict(json.loads(out)["response_format"]["json_schema"])
 
@@ -207,3 +225,142 @@ def test_defatom_takes_strict(cli: Cli, workspace: Path, server: LLMServer) -> N
     code, _, err = cli("run", "p.sexp", "--model", "openai/test-model", env=env)
     assert code != 0 and "strict" in err and "p.sexp:2:3" in err, err
     assert len(server.requests) == 1
+
+
+# a <json_schema> checked whole before anything is sent --------------------------------------------
+TREE = {
+    "$defs": {
+        "node": {
+            "type": "object",
+            "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+        }
+    },
+    "$ref": "#/$defs/node",
+}
+
+
+def deep_schema(levels: int) -> str:
+    return '{"items": ' * levels + "{}" + "}" * levels
+
+
+BAD_SCHEMAS = [
+    pytest.param(
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
+        "properties/a",
+        "cannot be resolved",
+        id="unresolvable",
+    ),
+    pytest.param({"$ref": "https://example.com/person.json"}, "(root)", "only point inside", id="remote"),
+    pytest.param({"$ref": "#"}, "(root)", "loops back to itself", id="self"),
+    pytest.param(
+        {
+            "$defs": {
+                "a": {"$ref": "#/$defs/b"},
+                "b": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/a"}]},
+            },
+            "$ref": "#/$defs/a",
+        },
+        "",
+        "loops back to itself",
+        id="cycle",
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "where", "problem"), BAD_SCHEMAS)
+def test_a_bad_ref_is_a_validation_error_before_anything_is_sent(
+    cli: Cli, workspace: Path, server: LLMServer, schema: Any, where: str, problem: str
+) -> None:
+    write_template(workspace, "", schema)
+    (workspace / "p.sexp").write_text('(classify :text "x")\n')
+    server.script('{"a": 1}')
+    env = {"OPENAI_API_KEY": "sk-test-refs", "SEXP_API_BASE": server.base_url}
+    code, _, err = cli("run", "p.sexp", "--model", "openai/test-model", env=env)
+    assert code == 1 and server.requests == [], err
+    assert "classify.xml:1" in err and "task 'classify'" in err, err
+    assert f"{where}: $ref" in err and problem in err and "internal error" not in err, err
+    code, out, err = cli("tasks", "validate", "tasks")
+    assert code == 1 and "classify.xml:1" in err and problem in err, out + err
+
+
+def test_a_recursive_schema_that_goes_into_the_value_is_fine(server: LLMServer) -> None:
+    server.script('{"children": [{"children": []}, {"children": [{}]}]}', '{"children": [1]}')
+    output = OutputSpec("json", json_schema=TREE, native="never")
+    assert run(server, output).status == COMPLETE
+    failed = run(server, output)
+    assert failed.status == FAILED and failed.error is not None
+    assert "children/0: 1 is not of type 'object'" in failed.error.message
+
+
+def test_a_schema_nested_too_deep_is_refused_at_once(cli: Cli, workspace: Path, server: LLMServer) -> None:
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "classify.xml").write_text(TEMPLATE % ("", deep_schema(20_000)), encoding="utf-8")
+    (workspace / "p.sexp").write_text('(classify :text "x")\n')
+    env = {"OPENAI_API_KEY": "sk-test-refs", "SEXP_API_BASE": server.base_url}
+    code, _, err = cli("run", "p.sexp", "--model", "openai/test-model", env=env, timeout=30)
+    assert code == 1 and server.requests == [], err
+    assert "classify.xml" in err and "nest" in err and "internal error" not in err, err
+    (workspace / "tasks" / "classify.xml").write_text(TEMPLATE % ("", deep_schema(300)), encoding="utf-8")
+    code, _, err = cli("run", "p.sexp", "--model", "openai/test-model", env=env, timeout=30)
+    assert code == 1 and server.requests == [], err
+    assert "task 'classify'" in err and "nests more than 128 deep" in err, err
+
+
+# uniqueItems and pattern ------------------------------------------------------------------------
+def test_unique_items_is_checked_in_linear_time(server: LLMServer) -> None:
+    items = [{"id": i, "tags": [str(i), i % 7]} for i in range(20_000)]  # about 500 KB
+    schema = {"type": "array", "uniqueItems": True}
+    server.script(
+        json.dumps(items), json.dumps([*items, {"tags": [str(5), 5], "id": 5}]), "[1, 1.0]", "[1, true]"
+    )
+    output = OutputSpec("json", json_schema=schema, native="never", disable_reparsing=True)
+    started = time.monotonic()
+    assert run(server, output).status == COMPLETE
+    duplicate = run(server, output)
+    assert time.monotonic() - started < 20  # jsonschema's pairwise comparison took minutes
+    assert duplicate.status == FAILED and duplicate.error is not None
+    assert "(root): has non-unique elements (items 5 and 20000 are equal)" in duplicate.error.message
+    assert run(server, output).status == FAILED  # 1 and 1.0 are equal numbers
+    assert run(server, output).status == COMPLETE  # 1 and true are not
+
+
+def test_pattern_and_pattern_properties_still_check(server: LLMServer) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+        "patternProperties": {"^x-": {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    server.script('{"code": "ABC", "x-n": 1}', '{"code": "abcd", "x-n": "1", "other": 2}')
+    output = OutputSpec("json", json_schema=schema, native="never", disable_reparsing=True)
+    assert run(server, output).status == COMPLETE
+    failed = run(server, output)
+    assert failed.error is not None and failed.error.violations == [
+        "(root): 'other' does not match any of the regexes: '^x-'",
+        "code: 'abcd' does not match '^[A-Z]{3}$'",
+        "x-n: '1' is not of type 'integer'",
+    ]
+
+
+def test_a_pathological_schema_pattern_gives_way_to_an_interrupt() -> None:
+    """A schema pattern runs in the interruptible slices of the regex primitives: an interrupt
+    (here SIGALRM raising KeyboardInterrupt, as Ctrl-C's SIGINT does) ends it within a slice,
+    where Python's re would hold the thread until the match is over."""
+    from sexp_tasks.handler.output import check_json
+
+    schema = {"type": "string", "pattern": "^(a|aa)+$"}
+    answer = json.dumps("a" * 40 + "b")
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    started = time.monotonic()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(KeyboardInterrupt):
+            check_json(answer, OutputSpec("json", json_schema=schema))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < 10

@@ -58,7 +58,8 @@ def can_be_strict(schema: Any) -> bool:
                 return False
         pending += [node[key] for key in _ONE_SCHEMA if key in node]
         pending += [item for key in _SCHEMA_LISTS if isinstance(node.get(key), list) for item in node[key]]
-        pending += [item for key in _SCHEMA_DICTS if isinstance(node.get(key), dict) for item in node[key].values()]
+        for key in _SCHEMA_DICTS:
+            pending += node[key].values() if isinstance(node.get(key), dict) else ()
     return True
 
 

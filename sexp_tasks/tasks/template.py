@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import TemplateError
 from ..generation import GenerationError, from_texts
+from ..handler.json_schema import schema_problem
 from ..syntax.source import Source, Span
 from ..xmltools import XmlNode, parse_template_document
 
@@ -151,6 +152,19 @@ def check_rules(template: TaskTemplate) -> None:
                     ),
                     template.span,
                 )
+
+
+def check_json_schema(template: TaskTemplate) -> None:
+    """A VALIDATION_ERROR naming the template when its <json_schema> is JSON but no JSON Schema
+    answers can be checked against: too deep, not a schema, a $ref that does not resolve inside it
+    or that loops (handler/json_schema.py). Not done when the template loads: it needs jsonschema,
+    which a start leaves out; a task's first call does it, before any request, and
+    `sexp tasks validate`."""
+    schema = template.output_format.json_schema
+    problem = None if schema is None else schema_problem(schema)
+    if problem is not None:
+        message = f"task '{template.name}': its json_schema is not a JSON Schema: {problem}"
+        raise TemplateError("VALIDATION_ERROR", message, template.span)
 
 
 def load_templates(text: str, origin: str) -> list[TaskTemplate]:
