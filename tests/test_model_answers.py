@@ -364,3 +364,83 @@ def test_a_pathological_schema_pattern_gives_way_to_an_interrupt() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     assert time.monotonic() - started < 10
+
+
+# template files in other encodings ----------------------------------------------------------------
+ENCODED = """<?xml version="1.0" encoding="%s"?>
+<task name="cafe" type="atomic">
+  <description>Déjà vu</description>
+  <instructions>Résumé of {{text}}, s'il vous plaît.</instructions>
+  <inputs><input name="text" type="string">t</input></inputs>
+</task>
+"""
+
+
+@pytest.mark.parametrize(
+    ("declared", "codec"),
+    [
+        ("UTF-16", "utf-16"),
+        ("UTF-16LE", "utf-16-le"),
+        ("ISO-8859-1", "latin-1"),
+        ("windows-1252", "cp1252"),
+        ("UTF-8", "utf-8-sig"),
+    ],
+)
+def test_a_template_is_decoded_as_it_declares(
+    cli: Cli, workspace: Path, server: LLMServer, declared: str, codec: str
+) -> None:
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "cafe.xml").write_bytes((ENCODED % declared).encode(codec))
+    env = {"OPENAI_API_KEY": "sk-test-enc", "SEXP_API_BASE": server.base_url}
+    code, out, err = cli("tasks", "validate", "tasks")
+    assert code == 0 and "cafe.xml: ok (cafe)" in out, err
+    code, out, err = cli(
+        "tasks", "render", "cafe", "--set-str", "text=x", "--json", "--model", "openai/test-model", env=env
+    )
+    assert code == 0, err
+    assert json.loads(out)["messages"][-1]["content"] == "Résumé of x, s'il vous plaît."
+    (workspace / "p.sexp").write_text('(task-ok? (cafe :text "x"))\n', encoding="utf-8")
+    code, out, err = cli("run", "p.sexp", "--model", "openai/test-model", env=env)
+    assert (code, out) == (0, "true\n"), err
+    assert server.requests[0].body["messages"][-1]["content"] == "Résumé of x, s'il vous plaît."
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ((ENCODED % "UTF-8").encode("latin-1"), "cafe.xml:3:1: error: not UTF-8 text (byte 0xe9)"),
+        ((ENCODED % "no-such-encoding").encode("utf-8"), "unknown encoding 'no-such-encoding'"),
+    ],
+)
+def test_a_template_that_cannot_be_decoded_is_an_error_naming_the_file(
+    cli: Cli, workspace: Path, data: bytes, said: str
+) -> None:
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "cafe.xml").write_bytes(data)
+    for args in (("tasks", "validate", "tasks"), ("tasks", "list"), ("eval", "1")):
+        code, out, err = cli(*args)
+        assert code == 1 and "cafe.xml" in err and said in err and "internal error" not in err, (args, err)
+
+
+def test_a_latin_1_template_travels_to_a_ray_worker(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch shipping of templates (Ray) reads them as declared and writes copies that read
+    back the same."""
+    from sexp_tasks.batching.row_runner import plain_settings
+    from sexp_tasks.batching.rows import ProgramBundle
+    from sexp_tasks.batching.shipping import pack, unpack
+    from sexp_tasks.config import Settings
+    from sexp_tasks.tasks.template import load_templates
+    from sexp_tasks.xmltools import read_template
+
+    (workspace / "tasks").mkdir()
+    (workspace / "tasks" / "cafe.xml").write_bytes((ENCODED % "ISO-8859-1").encode("latin-1"))
+    shipped = pack(ProgramBundle("p.sexp", "(cafe :text 1)\n", {}), plain_settings(Settings()))
+    assert list(shipped.templates.values()) == [ENCODED % "ISO-8859-1"]
+    monkeypatch.chdir(tmp_path)  # another machine
+    _, changes = unpack(shipped)
+    (directory,) = changes["template_flags"]
+    copy = Path(directory) / "cafe.xml"
+    (template,) = load_templates(read_template(copy), str(copy))
+    assert template.description == "Déjà vu"
