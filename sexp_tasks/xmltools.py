@@ -6,9 +6,11 @@ that use lxml import it, so a program that reads no template starts without it (
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from .errors import TemplateError
@@ -42,14 +44,55 @@ def _schema() -> Any:
     return etree.XMLSchema(etree.parse(str(SCHEMA_PATH)))
 
 
+# A byte-order mark names its encoding (UTF-32's before UTF-16's, which they start with); without
+# one, UTF-16 shows as `<` and `?` each beside a NUL byte, and anything else is ASCII enough to
+# read its XML declaration's encoding="..." (XML 1.0, appendix F).
+_BYTE_ORDER_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+    (b"<\x00?\x00", "utf-16-le"),
+    (b"\x00<\x00?", "utf-16-be"),
+)
+_DECLARED = re.compile(rb"\A<\?xml\s[^>]*?\bencoding\s*=\s*[\"']([^\"']*)[\"']")
+
+
+def read_template(path: Path) -> str:
+    """The text of a template file, decoded as it says (a byte-order mark, else the XML
+    declaration's encoding, else UTF-8); a TemplateError naming the file when it cannot be.
+    OSError when it cannot be read."""
+    data = path.read_bytes()
+    codec = next((codec for mark, codec in _BYTE_ORDER_MARKS if data.startswith(mark)), None)
+    declared = _DECLARED.match(data)
+    if codec is None and declared is not None:
+        codec = declared.group(1).decode("ascii", "replace")
+    where = Span((Source(str(path), ""), 1, 1))
+    try:
+        return data.decode(codec or "utf-8").removeprefix("\ufeff")
+    except LookupError:
+        raise TemplateError("XML_PARSE_ERROR", f"unknown encoding {codec!r}", where) from None
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        said = f"not {(codec or 'UTF-8').upper()} text (byte {data[err.start]:#04x}); save it"
+        raise TemplateError(
+            "XML_PARSE_ERROR", f"{said} as UTF-8, or declare its encoding", Span((where[0], line, 1))
+        ) from None
+
+
 def parse_template_document(text: str, origin: str) -> tuple[list[XmlNode], Source]:
-    """The <task> elements of a template file, validated against the XSD."""
+    """The <task> elements of a template file (its text: read_template decodes a file as it
+    declares), validated against the XSD."""
     from lxml import etree
 
     text = text.removeprefix("\ufeff")  # a byte-order mark is no part of the document (SPEC §10.1)
     source = Source(origin, text)
     try:
-        parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True)
+        # the text is decoded already: the encoding its declaration names is no longer its own
+        parser = etree.XMLParser(
+            remove_comments=True, resolve_entities=False, no_network=True, encoding="utf-8"
+        )
         root = etree.fromstring(text.encode("utf-8"), parser)
     except etree.XMLSyntaxError as err:
         line, column = err.position if err.position else (1, 1)

@@ -23,6 +23,7 @@ class Scripted:
     status: int = 200
     error: dict[str, Any] | None = None  # the error body for a status >= 400
     delay: float = 0.0
+    no_choices: bool = False  # a 200 whose "choices" is [] (as some filtering proxies send)
 
 
 def context_length_error() -> Scripted:
@@ -167,6 +168,6 @@ def _completion(reply: Scripted, model: str) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "choices": [] if reply.no_choices else [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": usage,
     }

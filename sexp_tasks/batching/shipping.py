@@ -11,6 +11,7 @@ process, the program beside them, and the row's settings point at those director
 from __future__ import annotations
 
 import atexit
+import codecs
 import shutil
 import tempfile
 from dataclasses import replace
@@ -18,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
+from ..errors import TemplateError
 from ..tasks.runner import TaskSystem
+from ..xmltools import read_template
 from .rows import ProgramBundle
 
 
@@ -28,7 +31,7 @@ def pack(bundle: ProgramBundle, settings: dict[str, Any]) -> ProgramBundle:
     templates: dict[str, str] = {}
     for directory in system.template_directories(Path(bundle.path)):
         for path in sorted(directory.glob("*.xml")):
-            templates[str(path.resolve())] = path.read_text(encoding="utf-8")
+            templates[str(path.resolve())] = read_template(path)  # decoded as it declares
     return replace(bundle, templates=templates)
 
 
@@ -49,13 +52,16 @@ def unpack(bundle: ProgramBundle) -> tuple[ProgramBundle, dict[str, Any]]:
         original = Path(path)
         copy = directories.setdefault(str(original.parent), root / f"templates{len(directories)}")
         copy.mkdir(exist_ok=True)
-        (copy / original.name).write_text(text, encoding="utf-8")
+        # in UTF-8; with a byte-order mark when an XML declaration may name another encoding (the
+        # mark wins over it: read_template)
+        mark = codecs.BOM_UTF8 if text.startswith("<?xml") else b""
+        (copy / original.name).write_bytes(mark + text.encode("utf-8"))
     flags = tuple(str(directory) for directory in directories.values())
     return replace(bundle, path=str(program)), {"templates": (), "template_flags": flags}
 
 
 def _text(path: str) -> str | None:
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_template(Path(path))
+    except (OSError, TemplateError):
         return None

@@ -45,8 +45,13 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=True,
     ),
     "jsonschema": Lazy(
-        ("sexp_tasks.handler.output",),
+        ("sexp_tasks.handler.json_schema",),
         "checking an answer against its JSON schema: 39 ms",
+        program=True,
+    ),
+    "referencing": Lazy(
+        ("sexp_tasks.handler.json_schema",),
+        "resolving a JSON schema's $refs (it comes with jsonschema): 0 ms more",
         program=True,
     ),
     "lxml": Lazy(

@@ -11,7 +11,8 @@ from ..errors import SexpError
 from ..handler.request import format_request
 from ..redact import scrub
 from ..results import TaskResult
-from ..tasks.template import load_templates
+from ..tasks.template import check_json_schema, load_templates
+from ..xmltools import read_template
 from .bindings import parse_bindings
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -49,7 +50,9 @@ def _validate(paths: list[str]) -> int:
         files += sorted(path.glob("*.xml")) if path.is_dir() else [path]
     for path in files:
         try:
-            templates = load_templates(path.read_text(encoding="utf-8"), str(path))
+            templates = load_templates(read_template(path), str(path))
+            for template in templates:
+                check_json_schema(template)  # its $refs resolved, its depth bounded (SPEC §11.1)
         except OSError as err:  # a missing file is a usage error, as for `run` and `check`
             report(error_line(f"cannot read '{path}': {err.strerror}"))
             status = max(status, EXIT_USAGE)

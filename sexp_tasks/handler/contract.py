@@ -36,6 +36,8 @@ class OutputSpec:
     # resumes as it was (a FAILED step runs again anyway, with the settings of the day).
     native: str = field(default="auto", repr=False)  # auto | always | never
     retries: int = field(default=0, repr=False)
+    # SPEC §11.1: response_format's "strict"; None sends it when the schema can be strict
+    strict: bool | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

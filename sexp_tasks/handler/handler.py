@@ -12,7 +12,7 @@ from . import llm, structured, tokens
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
 from .file_reader import file_block
 from .llm import ModelReply, ProviderError
-from .output import instructions, read_answer
+from .output import instructions, notes_cut_warning, read_answer
 from .replay import fingerprint
 from .request import model_request
 from .structured import refusal_warning, repair_request, response_format
@@ -155,14 +155,19 @@ class Handler:
             reply = self._call(prompt.template, self._request(model, messages, schemas), schemas)
             self.turns += 1
             self.partial = reply.content or self.partial
-            if reply.finish_reason == "length":
-                raise _Stop(
-                    self._exhausted("output", "the answer was cut off at the model's output limit"),
-                    reply.content,
-                )
+            if reply.finish_reason == "length":  # the answer stands if only <notes> was cut (SPEC §11.1)
+                read = self._uses_output_section and not reply.tool_calls
+                cut = notes_cut_warning(reply.content) if read else None
+                if cut is None:
+                    raise _Stop(
+                        self._exhausted("output", "the answer was cut off at the model's output limit"),
+                        reply.content,
+                    )
+                self.warnings.append(cut)
             if not reply.tool_calls:
                 if not reply.content.strip():
-                    raise _Stop(TaskError("INVALID_OUTPUT", "the model gave an empty answer"))
+                    given = "an empty answer" if reply.finish_reason else "no answer"  # None: no choices
+                    raise _Stop(TaskError("INVALID_OUTPUT", f"the model gave {given}"))
                 return reply
             self._check_tool_calls(len(reply.tool_calls))
             messages.append(self._assistant_message(reply))

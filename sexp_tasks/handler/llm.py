@@ -56,12 +56,14 @@ class MockReply:
 
 
 class ProviderError(Exception):
-    """A model call that failed after litellm's retries; kind is the TASK_FAILURE reason."""
+    """A model call that failed after litellm's retries; kind is the TASK_FAILURE reason, status
+    the provider's HTTP status when it gave one."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.status = status
 
 
 @cache
@@ -299,16 +301,18 @@ def _mock_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> ModelReply:
-    """A ModelReply from a litellm ModelResponse; lone surrogates in its text replaced (U+FFFD)."""
-    choice = response.choices[0]
-    message = choice.message
+    """A ModelReply from a litellm ModelResponse; lone surrogates in its text replaced (U+FFFD).
+    A response without choices (some filtering proxies send `"choices": []`) is a reply with no
+    content and no finish reason: the Handler fails it as no answer, its usage still counted."""
+    choice = response.choices[0] if response.choices else None
+    message = choice.message if choice is not None else None
     calls = [
         {
             "id": call.id or f"call_{i}",
             "name": well_formed(call.function.name or ""),
             "arguments": well_formed(call.function.arguments or ""),
         }
-        for i, call in enumerate(message.tool_calls or [], 1)
+        for i, call in enumerate(getattr(message, "tool_calls", None) or [], 1)
     ]
     usage = getattr(response, "usage", None)
     cost = 0.0
@@ -318,9 +322,9 @@ def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> Mod
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = float(hidden.get("response_cost") or 0.0)
     return ModelReply(
-        content=well_formed(message.content or ""),
+        content=well_formed(getattr(message, "content", None) or ""),
         tool_calls=calls,
-        finish_reason=choice.finish_reason,
+        finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         cost_usd=cost,
@@ -344,18 +348,19 @@ def _translate(litellm: Any, exc: Exception) -> ProviderError:
         (litellm.BadRequestError, "bad_request", "the provider rejected the request"),
         (litellm.APIConnectionError, "connection", "cannot reach the provider"),
     ]
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
     for kind_class, kind, text in table:
         if isinstance(exc, kind_class):
-            return ProviderError(kind, f"{text}: {_detail(exc)}")
+            return ProviderError(kind, f"{text}: {_detail(exc)}", status)
     if "missing credentials" in str(exc).lower() or "api_key client option must be set" in str(exc):
         # litellm reports a missing key as an internal error (HTTP 500); say what it is.
         return ProviderError(
             "authentication",
             f"no API key for this provider (set its key, e.g. OPENAI_API_KEY): {_detail(exc)}",
         )
-    status = getattr(exc, "status_code", None)
     label = f"provider error (HTTP {status})" if status else "provider error"
-    return ProviderError("provider_error", f"{label}: {_detail(exc)}")
+    return ProviderError("provider_error", f"{label}: {_detail(exc)}", status)
 
 
 def _detail(exc: Exception) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from ..lang.values import parse_json_text
 from ..xmltools import Answer, split_answer
 from .contract import OutputSpec
+from .json_schema import violations
 
 _PLAIN = r"[^<&\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]*"
 _PLAIN_NOTE = re.compile(rf"<([A-Za-z_][\w.-]*)>({_PLAIN})</\1>")
@@ -85,6 +86,15 @@ def read_answer(text: str, spec: OutputSpec, bare: bool = False) -> Reading:
     return reading
 
 
+def notes_cut_warning(text: str) -> str | None:
+    """The warning an answer cut off at the output limit is accepted with when its <output>
+    section is complete and only the <notes> trailer after it was cut (SPEC §11.1); else None."""
+    answer = split_answer(text)
+    if answer.output is None or answer.problems:
+        return None
+    return "the answer was cut off at max_tokens after its <output>: its <notes> are incomplete or missing"
+
+
 def _plain_answer(text: str) -> Answer | None:
     """The split of a well-formed answer whose parts hold plain text, without an XML parser; else None.
 
@@ -124,7 +134,7 @@ def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
     except RecursionError:
         return None, ["the output is not JSON that can be read: it is nested too deeply"]
     if spec.json_schema is not None:
-        return value, _schema_violations(value, spec.json_schema)
+        return value, violations(value, spec.json_schema)
     if spec.schema and not _matches_kind(value, spec.schema):
         return value, [
             f"the output must be {_KIND_TEXT.get(spec.schema, spec.schema)}, not {type_name(value)}"
@@ -210,27 +220,6 @@ def _matches_kind(value: Any, kind: str) -> bool:
     return True  # an unknown kind was refused when the template loaded
 
 
-def _schema_violations(value: Any, schema: dict[str, Any]) -> list[str] | None:
-    import jsonschema  # lazy (a start-up saving: cli/startup.py)
-
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-    found = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
-    return found or None
-
-
-def schema_problem(schema: Any) -> str | None:
-    """Why schema is not a JSON Schema answers can be checked against (nor sent as
-    response_format); None when it is one."""
-    import jsonschema  # lazy (a start-up saving: cli/startup.py)
-
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as err:
-        return f"{'/'.join(map(str, err.absolute_path)) or '(root)'}: {err.message}"
-    return None
-
-
 def type_name(value: Any) -> str:
     """The JSON name of a value's type."""
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
@@ -239,4 +228,4 @@ def type_name(value: Any) -> str:
 
 def argument_violations(arguments: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     """Where a tool call's arguments break its parameters' JSON Schema (a Python tool's), if anywhere."""
-    return _schema_violations(arguments, schema) or []
+    return violations(arguments, schema) or []

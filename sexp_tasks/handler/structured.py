@@ -20,12 +20,47 @@ _REFUSAL_WORDS = ("response_format", "response format", "json_schema", "structur
 def response_format(spec: OutputSpec, model: str, template: str) -> dict[str, Any] | None:
     """The request's response_format: the JSON Schema of a json output, when `native` is
     `always`, or `auto` and litellm says the model supports response schemas; else None.
-    A schema kind alone (schema="object") sends nothing: it is asked for in the prompt."""
+    A schema kind alone (schema="object") sends nothing: it is asked for in the prompt. It says
+    `"strict": true` when the template's `strict` does, or leaves it unsaid and the schema can be."""
     if spec.type != "json" or spec.json_schema is None or spec.native == "never":
         return None
     if spec.native == "auto" and not llm.supports_response_schema(model):
         return None
-    return {"type": "json_schema", "json_schema": {"name": schema_name(template), "schema": spec.json_schema}}
+    described: dict[str, Any] = {"name": schema_name(template), "schema": spec.json_schema}
+    if spec.strict if spec.strict is not None else can_be_strict(spec.json_schema):
+        described["strict"] = True  # constrained decoding, where the provider has it (SPEC §11.1)
+    return {"type": "json_schema", "json_schema": described}
+
+
+# The keywords whose value is a subschema, a list of them, or a dict of them by name.
+_ONE_SCHEMA = ("items", "not", "if", "then", "else", "contains", "additionalProperties", "propertyNames")
+_SCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
+_SCHEMA_DICTS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+
+
+def can_be_strict(schema: Any) -> bool:
+    """Whether a JSON Schema can go with `"strict": true` by OpenAI's rules (the strictest of the
+    providers'): every object schema in it closes additionalProperties and requires all its
+    properties. A walk over the subschemas, not a recursion (the depth was bounded when checked)."""
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list):  # items as a list (drafts before 2020-12)
+            pending += node
+        if not isinstance(node, dict):
+            continue
+        kinds = node.get("type")
+        if kinds == "object" or (isinstance(kinds, list) and "object" in kinds) or "properties" in node:
+            properties = node.get("properties") or {}
+            if node.get("additionalProperties") is not False or not isinstance(properties, dict):
+                return False
+            if set(node.get("required") or ()) != set(properties):
+                return False
+        pending += [node[key] for key in _ONE_SCHEMA if key in node]
+        pending += [item for key in _SCHEMA_LISTS if isinstance(node.get(key), list) for item in node[key]]
+        for key in _SCHEMA_DICTS:
+            pending += node[key].values() if isinstance(node.get(key), dict) else ()
+    return True
 
 
 def schema_name(template: str) -> str:
@@ -34,8 +69,11 @@ def schema_name(template: str) -> str:
 
 
 def refuses_response_format(error: ProviderError) -> bool:
-    """Whether a failed call was the provider refusing response_format (so it is sent again without)."""
-    if error.kind not in ("bad_request", "provider_error"):
+    """Whether a failed call was the provider refusing response_format (so it is sent again without,
+    and later calls of the process go without it): a 400-class error naming it. A 5xx or a
+    connection error is transient whatever its message says, and changes nothing."""
+    client_error = error.status is not None and 400 <= error.status < 500
+    if not (error.kind == "bad_request" or (error.kind == "provider_error" and client_error)):
         return False
     message = error.message.lower()
     return any(word in message for word in _REFUSAL_WORDS)

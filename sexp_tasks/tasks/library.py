@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import NameError_, TemplateError
 from ..lang.suggest import did_you_mean
+from ..xmltools import read_template
 from .template import TaskTemplate, check_rules, load_templates
 
 
@@ -44,7 +45,7 @@ class TaskLibrary:
 
     def _load_lazy(self, name: str) -> None:
         path = self._lazy.pop(name)
-        for template in load_templates(path.read_text(encoding="utf-8"), str(path)):
+        for template in load_templates(read_template(path), str(path)):
             if template.name not in self._templates:
                 check_rules(template)
                 self._templates[template.name] = template
@@ -55,7 +56,7 @@ class TaskLibrary:
         seen: dict[str, str] = {}
         for path in sorted(directory.glob("*.xml")):
             try:
-                templates = load_templates(path.read_text(encoding="utf-8"), str(path))
+                templates = load_templates(read_template(path), str(path))
             except TemplateError as err:
                 if strict:
                     raise

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import Settings
-from ..errors import NoModelError, SexpError, TemplateError
+from ..errors import NoModelError, SexpError
 from ..generation import merge_generation
 from ..handler.contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
-from ..handler.output import schema_problem
 from ..handler.python_tools import PythonTool
 from ..handler.replay import Cassette
 from ..lang.values import Value
@@ -37,7 +36,7 @@ from .procedure_tools import resolve_tools
 from .reserved import CallOptions, read_options
 from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs
 from .task import Task, bind_named, input_failure
-from .template import TaskTemplate
+from .template import TaskTemplate, check_json_schema
 
 
 @dataclass(frozen=True)
@@ -161,10 +160,7 @@ class TaskSystem:
         schema = template.output_format.json_schema
         if schema is None or id(schema) in self._schemas_checked:
             return
-        problem = schema_problem(schema)
-        if problem is not None:
-            message = f"task '{template.name}': its json_schema is not a JSON Schema: {problem}"
-            raise TemplateError("VALIDATION_ERROR", message, template.span)
+        check_json_schema(template)
         self._schemas_checked[id(schema)] = schema
 
     def prepare(
@@ -223,6 +219,7 @@ class TaskSystem:
                 template.disable_reparsing,
                 out.native,
                 out.retries,
+                out.strict,
             ),
             model=model,
         )

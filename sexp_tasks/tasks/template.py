@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import TemplateError
 from ..generation import GenerationError, from_texts
+from ..handler.json_schema import schema_problem
 from ..handler.tool_schema import is_tool_name
 from ..syntax.source import Source, Span
 from ..xmltools import XmlNode, parse_template_document
@@ -47,11 +48,14 @@ class OutputFormat:
     json_schema: dict[str, Any] | None = None
     native: str = "auto"  # response_format with the JSON Schema: auto | always | never (SPEC §10.2)
     retries: int = 0  # repair messages after an answer that fails the format
+    # response_format's "strict" (SPEC §11.1): None sends it when the schema can be strict
+    strict: bool | None = None
 
     def options(self) -> str:
-        """`, native always, retries 2` for the settings not at their defaults; else ``."""
+        """`, native always, strict true, retries 2` for the settings not at their defaults; else ``."""
         native = f", native {self.native}" if self.native != "auto" else ""
-        return native + (f", retries {self.retries}" if self.retries else "")
+        strict = "" if self.strict is None else f", strict {str(self.strict).lower()}"
+        return native + strict + (f", retries {self.retries}" if self.retries else "")
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,19 @@ def check_rules(template: TaskTemplate) -> None:
                     ),
                     template.span,
                 )
+
+
+def check_json_schema(template: TaskTemplate) -> None:
+    """A VALIDATION_ERROR naming the template when its <json_schema> is JSON but no JSON Schema
+    answers can be checked against: too deep, not a schema, a $ref that does not resolve inside it
+    or that loops (handler/json_schema.py). Not done when the template loads: it needs jsonschema,
+    which a start leaves out; a task's first call does it, before any request, and
+    `sexp tasks validate`."""
+    schema = template.output_format.json_schema
+    problem = None if schema is None else schema_problem(schema)
+    if problem is not None:
+        message = f"task '{template.name}': its json_schema is not a JSON Schema: {problem}"
+        raise TemplateError("VALIDATION_ERROR", message, template.span)
 
 
 def load_templates(text: str, origin: str) -> list[TaskTemplate]:
@@ -266,6 +283,7 @@ def _output_format(node: XmlNode | None, name: str, span: Span) -> OutputFormat:
         json_schema,
         node.attributes.get("native", "auto"),
         int(node.attributes.get("retries", "0")),  # the XSD checked it is a non-negative integer
+        None if "strict" not in node.attributes else _boolean(node.attributes["strict"]),
     )
 
 

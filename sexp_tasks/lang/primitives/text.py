@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
 from ...errors import TypeError_, ValueError_
@@ -90,6 +91,24 @@ def _compile(name: str, pattern: Value) -> regex.Pattern[str]:
     import regex  # lazy: importing it costs ~8.6 ms, paid only by programs that use a pattern
 
     return regex.compile(text, regex.VERSION0)
+
+
+def pattern_search(pattern: str, text: str) -> bool:
+    """Whether pattern matches somewhere in text, run as the regex primitives run theirs
+    (interruptible): what a JSON Schema's `pattern` keywords use (handler/json_schema.py), so a
+    pathological pattern in a template cannot hold a run past Ctrl-C. ValueError when the
+    pattern cannot be compiled."""
+    return _interruptible(_schema_pattern(pattern).search, text) is not None
+
+
+@lru_cache(maxsize=256)
+def _schema_pattern(pattern: str) -> regex.Pattern[str]:
+    import regex  # lazy, as in _compile
+
+    try:
+        return regex.compile(pattern, regex.VERSION0)
+    except regex.error as err:
+        raise ValueError(f"invalid pattern {pattern!r}: {err}") from None
 
 
 def _interruptible(operation: Callable[..., T], *args: str) -> T:

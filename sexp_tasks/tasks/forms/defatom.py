@@ -103,12 +103,12 @@ def _settings(parts: tuple[Node, ...] | list[Node], name: str, clause: FunctionC
     return settings
 
 
-_OUTPUT_KEYS = ("type", "schema", "json_schema", "native", "retries")
+_OUTPUT_KEYS = ("type", "schema", "json_schema", "native", "retries", "strict")
 
 
 def _output_format(settings: dict[str, str], name: str, clause: FunctionCallNode) -> OutputFormat:
-    """`(output_format (type "json") (json_schema "{...}") (native "always") (retries 2))`, each
-    value checked as the XSD checks a template's (SPEC §10.2)."""
+    """`(output_format (type "json") (json_schema "{...}") (native "always") (retries 2)
+    (strict "true"))`, each value checked as the XSD checks a template's (SPEC §10.2, §11.1)."""
     where = f"defatom {name}: (output_format ...)"
     for key in settings:
         if key not in _OUTPUT_KEYS:
@@ -124,6 +124,9 @@ def _output_format(settings: dict[str, str], name: str, clause: FunctionCallNode
         raise FormError(f"{where}: native is one of {', '.join(NATIVE_MODES)}, not {native!r}", clause.span)
     if not (retries.isascii() and retries.isdigit()):
         raise FormError(f"{where}: retries is a non-negative integer, not {retries!r}", clause.span)
+    strict = settings.get("strict")
+    if strict not in (None, "true", "false"):
+        raise FormError(f'{where}: strict is "true" or "false", not {strict!r}', clause.span)
     json_schema = None
     if "json_schema" in settings:
         try:
@@ -132,7 +135,8 @@ def _output_format(settings: dict[str, str], name: str, clause: FunctionCallNode
             raise FormError(f"{where}: json_schema is not JSON: {err.msg}", clause.span) from None
         if not isinstance(json_schema, dict):
             raise FormError(f"{where}: json_schema must be a JSON object", clause.span)
-    return OutputFormat(kind, settings.get("schema"), json_schema, native, int(retries))
+    forced = None if strict is None else strict == "true"
+    return OutputFormat(kind, settings.get("schema"), json_schema, native, int(retries), forced)
 
 
 def _generation(parts: tuple[Node, ...], name: str, clause: FunctionCallNode) -> dict[str, Any]:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     signature=(
         '(defatom name (params p (p type)...) (instructions "...") [(description "...")] [(system "...")]'
         ' [(model "...")] [(subtype s)] [(output_format (type "json") (schema "object")'
-        ' (json_schema "{...}") (native "auto") (retries 0))]'
+        ' (json_schema "{...}") (native "auto") (retries 0) (strict "true"))]'
         " [(context (setting value)...)] [(tools name...)] [(generation (key value)...)])"
     ),
     doc="""Define an atomic task inline: a template, checked as an XML one is, bound to name.
@@ -45,7 +45,9 @@ if TYPE_CHECKING:
     `schema` (object, array, string[] ...) or `json_schema` (a JSON Schema as a string), `native`
     ("auto", "always" or "never": whether the JSON Schema is sent as the request's
     `response_format`; auto asks litellm whether the model takes it) and `retries` (how many
-    times an answer that fails the format is sent back with its violations; default 0).
+    times an answer that fails the format is sent back with its violations; default 0) and
+    `strict` ("true" or "false": whether `response_format` carries `"strict": true`; by default
+    it does when the schema can be strict).
     `generation` takes the settings of `<generation>`: `(generation (temperature 0.2))`.
 
     (defatom greet (params (who string)) (instructions "Say hello to {{who}}.") (model "mock/demo"))
