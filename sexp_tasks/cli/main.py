@@ -101,8 +101,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
-    runs = commands.add_parser("runs", help="list recent runs, newest first")
+    runs = commands.add_parser("runs", help="list recent runs, newest first (or prune finished ones)")
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
+    runs.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete the finished (completed or failed) runs with their steps, and finished batches;"
+        " print `pruned N runs`",
+    )
+    runs.add_argument(
+        "--older-than",
+        type=float,
+        metavar="DAYS",
+        help="with --prune: only those that ended DAYS days ago or more",
+    )
     trace = commands.add_parser("trace", help="show a run's tree of steps")
     trace.add_argument("run_id", metavar="RUN_ID", help="the run's id, as `sexp runs` lists it")
     trace.add_argument("--full", action="store_true", help="show each model call's request and answer")
@@ -183,9 +195,13 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return start(load_settings(cwd, {}), debug=args.debug)
     if args.command in ("runs", "trace"):
-        from .run_commands import runs_command, trace_command
+        from .run_commands import prune_command, runs_command, trace_command
 
         store = _settings(cwd, {"store": args.store})
+        if args.command == "runs" and (args.prune or args.older_than is not None):
+            if not args.prune:
+                raise UsageError("--older-than needs --prune")
+            return _guarded(args, lambda: prune_command(store, args.older_than, args.json))
         if args.command == "runs":
             return _guarded(args, lambda: runs_command(store, args.json, args.limit))
         return _guarded(args, lambda: trace_command(store, args.run_id, args.json, full=args.full))
