@@ -29,7 +29,7 @@ from .memory.system import MemorySystem
 from .process.workspace import READ_LIMIT, Workspace
 from .results import TaskResult
 from .runs.journal import Journal, new_run_id, program_hash
-from .runs.store import Store
+from .runs.store import Store, kept_json
 from .syntax.nodes import Node
 from .syntax.reader import read
 from .tasks.forms import install as install_tasks
@@ -153,7 +153,7 @@ class Runtime(TaskServices):
             )
         recorded = json.loads(run["inputs"] or "{}")
         given = _json_inputs(inputs)
-        if given and given != recorded and not force:
+        if given and json.loads(kept_json(given)) != recorded and not force:  # as the store keeps them
             raise RunError(
                 f"run {run_id} was recorded with other --set inputs ({run['inputs']}); give the same ones,"
                 " none (to reuse them), or --force"

@@ -13,6 +13,7 @@ from ..config import Settings
 from ..diagnostics import error_line, report
 from ..errors import UsageError
 from ..handler.cost import format_cost
+from ..redact import scrub
 from ..runs import batches, pruning
 from ..runs.store import Store
 from ..runs.traces import (
@@ -52,7 +53,7 @@ def runs_command(settings: Settings, as_json: bool, limit: int, out: TextIO | No
     if as_json:
         out.write(json.dumps(summaries, ensure_ascii=False) + "\n")
     for line in [] if as_json else lines:
-        out.write(line + "\n")
+        out.write(scrub(line) + "\n")  # a batch's program, as shown
     out.flush()
     return EXIT_OK
 

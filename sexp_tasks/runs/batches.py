@@ -14,8 +14,7 @@ import time
 from typing import Any
 
 from ..errors import BatchError, StoreError
-from ..redact import scrub
-from .store import Store
+from .store import Store, kept_json
 
 TABLES = (
     """CREATE TABLE IF NOT EXISTS batches (
@@ -121,7 +120,7 @@ def row_ended(store: Store, batch_id: str, row: dict[str, Any]) -> None:
            WHERE batch_id = ? AND "index" = ?""",
         (
             row["status"],
-            scrub(json.dumps(row["value"], ensure_ascii=False)),  # the store keeps no key (SPEC §10.1)
+            kept_json(row["value"], ensure_ascii=False),  # exactly: a resumed batch writes it again
             row["error"],
             row["tokens"],
             row["cost_usd"],

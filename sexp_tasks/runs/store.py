@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
-from ..redact import scrub
+from ..redact import credentials
 from . import locks
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ class Store:
         self.write(
             """INSERT INTO runs (id, program, program_hash, inputs, status, started_at)
                VALUES (?, ?, ?, ?, ?, ?)""",
-            (run_id, program, program_hash, _scrubbed_json(inputs), "running", time.time()),
+            (run_id, program, program_hash, kept_json(inputs), "running", time.time()),
         )
 
     def reopen_run(
@@ -219,7 +219,7 @@ class Store:
             """UPDATE runs SET status = 'running', ended_at = NULL,
                    program_hash = COALESCE(?, program_hash), inputs = COALESCE(?, inputs)
                WHERE id = ?""",
-            (program_hash, None if inputs is None else _scrubbed_json(inputs), run_id),
+            (program_hash, None if inputs is None else kept_json(inputs), run_id),
         )
 
     def end_run(self, run_id: str, status: str) -> None:
@@ -276,7 +276,7 @@ class Store:
                WHERE run_id = ? AND key = ?""",
             (
                 status,
-                _scrubbed_json(result),  # a tool may have read a key: never store it
+                kept_json(result),  # exactly, but for a credential a tool may have read
                 prompt_tokens,
                 completion_tokens,
                 cost_usd,
@@ -311,6 +311,26 @@ class Store:
         return {row["name"]: float(row["score"]) for row in rows}
 
 
-def _scrubbed_json(value: Any) -> str:
-    """value as the JSON text the store keeps, with any provider key masked."""
-    return scrub(json.dumps(value, default=str))
+def kept_json(value: Any, ensure_ascii: bool = True) -> str:
+    """value as the JSON text the store keeps: exactly, but for the value of any credential the
+    environment holds (a tool or script may have read one), masked as `***`. Text that only looks
+    like a key is kept as it is (a resumed step must see what the first run saw); it is scrubbed
+    where it is shown (runs/traces.py)."""
+    secrets = credentials()
+
+    def masked(text: str) -> str:
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return masked(item)
+        if isinstance(item, dict):
+            return {walk(key): walk(inner) for key, inner in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(inner) for inner in item]
+        return item
+
+    kept = walk(value) if secrets else value
+    return json.dumps(kept, default=lambda other: masked(str(other)), ensure_ascii=ensure_ascii)
