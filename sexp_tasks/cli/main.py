@@ -38,6 +38,13 @@ from .setting_options import add_setting_options
 from .stdout import discard_stdout, guard_stdout
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+RUNS_HELP = (
+    "List recent runs, newest first, one a line (a batch's rows under their batch). With --prune,"
+    " delete instead the finished runs (completed or failed) with their steps, and the finished"
+    " batches with their rows; interrupted runs and unfinished batches are kept (they can be"
+    " resumed), and so is anything a live process holds. --older-than DAYS counts from the time a"
+    " run ended. The store file is then compacted, unless another process is recording."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -101,20 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
-    runs = commands.add_parser("runs", help="list recent runs, newest first (or prune finished ones)")
+    runs = commands.add_parser(
+        "runs", help="list recent runs, newest first (or prune finished ones)", description=RUNS_HELP
+    )
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
-    runs.add_argument(
-        "--prune",
-        action="store_true",
-        help="delete the finished (completed or failed) runs with their steps, and finished batches;"
-        " print `pruned N runs`",
-    )
-    runs.add_argument(
-        "--older-than",
-        type=float,
-        metavar="DAYS",
-        help="with --prune: only those that ended DAYS days ago or more",
-    )
+    runs.add_argument("--prune", action="store_true", help="delete finished runs; print `pruned N runs`")
+    older = "with --prune: only those that ended DAYS days ago or more"
+    runs.add_argument("--older-than", type=float, metavar="DAYS", help=older)
     trace = commands.add_parser("trace", help="show a run's tree of steps")
     trace.add_argument("run_id", metavar="RUN_ID", help="the run's id, as `sexp runs` lists it")
     trace.add_argument("--full", action="store_true", help="show each model call's request and answer")
