@@ -172,7 +172,8 @@ class Runtime(TaskServices):
 
     def abandon_run(self) -> None:
         """From another thread, when the evaluating one cannot stop in time (blocked in C): mark
-        the run interrupted, on a connection of its own, if nothing else has."""
+        the run interrupted, on a connection of its own, if nothing else has, and let go of its
+        lock (the process exits now, without waiting for that thread)."""
         journal = self.tasks.journal
         if journal is None:
             return
@@ -186,6 +187,8 @@ class Runtime(TaskServices):
             store.close()
         except SexpError:
             pass  # the store is unusable now; the run stays resumable all the same
+        finally:
+            self.release_run_lock()
 
     @property
     def run_seconds(self) -> float:

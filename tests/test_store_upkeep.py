@@ -250,3 +250,19 @@ def test_prune_json_and_usage(cli: Cli, workspace: Path) -> None:
     assert status == 2 and "--older-than" in err and "Traceback" not in err
     status, _, err = cli("runs", "--prune", "--older-than", "nan")
     assert status == 2 and "--older-than" in err
+
+
+def test_ctrl_c_during_a_model_call_leaves_no_lock_file(
+    cli: Cli, workspace: Path, server: LLMServer
+) -> None:
+    held = Held(workspace, server)  # its model call waits at the server: the evaluation is stuck
+    try:
+        held.process.send_signal(signal.SIGINT)
+        _, err = held.process.communicate(timeout=60)
+    finally:
+        held.gate.set()
+        if held.process.poll() is None:
+            held.kill()
+    assert held.process.returncode == 130, err
+    assert runs_by_status(workspace) == {held.run_id: "interrupted"}
+    assert lock_files(workspace) == []
