@@ -8,7 +8,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -28,7 +29,7 @@ from .memory.system import MemorySystem
 from .process.workspace import READ_LIMIT, Workspace
 from .results import TaskResult
 from .runs.journal import Journal, new_run_id, program_hash
-from .runs.store import Store
+from .runs.store import Store, kept_json
 from .syntax.nodes import Node
 from .syntax.reader import read
 from .tasks.forms import install as install_tasks
@@ -129,8 +130,9 @@ class Runtime(TaskServices):
         store = self._open_store(create=True)
         run_id = run_id or new_run_id()
         self._run_lock = store.hold_run(run_id)
-        store.begin_run(run_id, program, program_hash(text), _json_inputs(inputs))
-        self.tasks.journal = Journal(store, run_id, root=_program_root(program))
+        with self._letting_go_on_error():
+            store.begin_run(run_id, program, program_hash(text), _json_inputs(inputs))
+            self.tasks.journal = Journal(store, run_id, root=_program_root(program))
         self._announce(run_id)
         return run_id
 
@@ -151,7 +153,7 @@ class Runtime(TaskServices):
             )
         recorded = json.loads(run["inputs"] or "{}")
         given = _json_inputs(inputs)
-        if given and given != recorded and not force:
+        if given and json.loads(kept_json(given)) != recorded and not force:  # as the store keeps them
             raise RunError(
                 f"run {run_id} was recorded with other --set inputs ({run['inputs']}); give the same ones,"
                 " none (to reuse them), or --force"
@@ -160,14 +162,18 @@ class Runtime(TaskServices):
             for name, value in recorded.items():  # JSON values are the language's values as they are
                 self.define(name, value)
         self._run_lock = store.hold_run(run_id)
-        store.reopen_run(run_id, digest if force else None, given if force and given else None)
-        self.tasks.journal = Journal(store, run_id, resuming=True, root=_program_root(program))
-        self.tasks.seed_spending(float(store.run_cost(run_id)))
+        with self._letting_go_on_error():
+            if store.run(run_id) is None:  # pruned while this process looked at it
+                raise RunError(f"unknown run '{run_id}' in {self.settings.store}")
+            store.reopen_run(run_id, digest if force else None, given if force and given else None)
+            self.tasks.journal = Journal(store, run_id, resuming=True, root=_program_root(program))
+            self.tasks.seed_spending(float(store.run_cost(run_id)))
         self._announce(run_id)
 
     def abandon_run(self) -> None:
         """From another thread, when the evaluating one cannot stop in time (blocked in C): mark
-        the run interrupted, on a connection of its own, if nothing else has."""
+        the run interrupted, on a connection of its own, if nothing else has, and let go of its
+        lock (the process exits now, without waiting for that thread)."""
         journal = self.tasks.journal
         if journal is None:
             return
@@ -181,6 +187,8 @@ class Runtime(TaskServices):
             store.close()
         except SexpError:
             pass  # the store is unusable now; the run stays resumable all the same
+        finally:
+            self.release_run_lock()
 
     @property
     def run_seconds(self) -> float:
@@ -200,15 +208,27 @@ class Runtime(TaskServices):
         """Mark the recorded run completed, failed or interrupted."""
         journal = self.tasks.journal
         if journal is not None:
-            journal.store.end_run(journal.run_id, status)
-            self.release_run_lock()  # the run is over: another session may resume it
+            try:
+                journal.store.end_run(journal.run_id, status)
+            finally:
+                self.release_run_lock()  # the run is over: another session may resume it
             if status == "interrupted":
                 self._resume_hint(journal.run_id, (journal.store.run(journal.run_id) or {}).get("program"))
 
     def release_run_lock(self) -> None:
-        """Let go of the recorded run's lock (held since the run began or resumed), if any."""
+        """Let go of the recorded run's lock (held since the run began or resumed), if any; its
+        file goes with it."""
         lock, self._run_lock = self._run_lock, None
         getattr(lock, "close", lambda: None)()
+
+    @contextmanager
+    def _letting_go_on_error(self) -> Iterator[None]:
+        """The run's lock is let go of when recording it cannot begin (the store refused a write)."""
+        try:
+            yield
+        except BaseException:
+            self.release_run_lock()
+            raise
 
     def _resume_hint(self, run_id: str, program: str | None) -> None:
         if not self.settings.quiet:

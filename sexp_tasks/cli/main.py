@@ -38,6 +38,13 @@ from .setting_options import add_setting_options
 from .stdout import discard_stdout, guard_stdout
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+RUNS_HELP = (
+    "List recent runs, newest first, one a line (a batch's rows under their batch). With --prune,"
+    " delete instead the finished runs (completed or failed) with their steps, and the finished"
+    " batches with their rows; interrupted runs and unfinished batches are kept (they can be"
+    " resumed), and so is anything a live process holds. --older-than DAYS counts from the time a"
+    " run ended. The store file is then compacted, unless another process is recording."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -101,8 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
-    runs = commands.add_parser("runs", help="list recent runs, newest first")
+    runs = commands.add_parser(
+        "runs", help="list recent runs, newest first (or prune finished ones)", description=RUNS_HELP
+    )
     runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
+    runs.add_argument("--prune", action="store_true", help="delete finished runs; print `pruned N runs`")
+    older = "with --prune: only those that ended DAYS days ago or more"
+    runs.add_argument("--older-than", type=float, metavar="DAYS", help=older)
     trace = commands.add_parser("trace", help="show a run's tree of steps")
     trace.add_argument("run_id", metavar="RUN_ID", help="the run's id, as `sexp runs` lists it")
     trace.add_argument("--full", action="store_true", help="show each model call's request and answer")
@@ -183,9 +195,13 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return start(load_settings(cwd, {}), debug=args.debug)
     if args.command in ("runs", "trace"):
-        from .run_commands import runs_command, trace_command
+        from .run_commands import prune_command, runs_command, trace_command
 
         store = _settings(cwd, {"store": args.store})
+        if args.command == "runs" and (args.prune or args.older_than is not None):
+            if not args.prune:
+                raise UsageError("--older-than needs --prune")
+            return _guarded(args, lambda: prune_command(store, args.older_than, args.json))
         if args.command == "runs":
             return _guarded(args, lambda: runs_command(store, args.json, args.limit))
         return _guarded(args, lambda: trace_command(store, args.run_id, args.json, full=args.full))

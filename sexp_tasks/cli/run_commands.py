@@ -4,14 +4,17 @@ line `sexp run` ends with."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..config import Settings
 from ..diagnostics import error_line, report
+from ..errors import UsageError
 from ..handler.cost import format_cost
-from ..runs import batches
+from ..redact import scrub
+from ..runs import batches, pruning
 from ..runs.store import Store
 from ..runs.traces import (
     duration,
@@ -50,7 +53,28 @@ def runs_command(settings: Settings, as_json: bool, limit: int, out: TextIO | No
     if as_json:
         out.write(json.dumps(summaries, ensure_ascii=False) + "\n")
     for line in [] if as_json else lines:
-        out.write(line + "\n")
+        out.write(scrub(line) + "\n")  # a batch's program, as shown
+    out.flush()
+    return EXIT_OK
+
+
+def prune_command(
+    settings: Settings, older_than: float | None, as_json: bool, out: TextIO | None = None
+) -> int:
+    """Delete the finished runs (older than older_than days, if given) and say how many:
+    `pruned N runs[, M batches]`, or `{"runs": N, "batches": M}`. No store: nothing to prune."""
+    if older_than is not None and not (math.isfinite(older_than) and older_than >= 0):
+        raise UsageError(f"--older-than takes a number of days, 0 or more (not {older_than})")
+    out = out or sys.stdout
+    store = open_store(settings)
+    pruned = pruning.Pruned()
+    if store is not None:
+        try:
+            pruned = pruning.prune(store, older_than)
+        finally:
+            store.close()
+    text = json.dumps({"runs": pruned.runs, "batches": pruned.batches}) if as_json else pruned.line()
+    out.write(text + "\n")
     out.flush()
     return EXIT_OK
 

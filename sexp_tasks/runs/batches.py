@@ -14,8 +14,7 @@ import time
 from typing import Any
 
 from ..errors import BatchError, StoreError
-from ..redact import scrub
-from .store import Store
+from .store import Store, kept_json
 
 TABLES = (
     """CREATE TABLE IF NOT EXISTS batches (
@@ -45,7 +44,7 @@ TABLES = (
 OUT_KEYS = ("index", "status", "value", "error", "run_id", "tokens", "cost_usd", "seconds")
 
 
-def _lock_name(batch_id: str) -> str:
+def lock_name(batch_id: str) -> str:
     return f"batch-{batch_id}"
 
 
@@ -61,7 +60,7 @@ def begin_batch(
     """Record a new batch (making the tables if need be); the lock held while it runs."""
     for statement in TABLES:
         store.write(statement)
-    held = store.hold_run(_lock_name(batch_id))
+    held = store.hold_run(lock_name(batch_id))
     store.write(
         """INSERT INTO batches (id, program, program_hash, data, options, status, started_at)
            VALUES (?, ?, ?, ?, ?, 'running', ?)""",
@@ -73,9 +72,12 @@ def begin_batch(
 def reopen_batch(store: Store, batch_id: str, digest: str | None) -> Any:
     """Mark a batch running again (a forced resume records the program's new hash); its lock."""
     try:
-        held = store.hold_run(_lock_name(batch_id))
+        held = store.hold_run(lock_name(batch_id))
     except StoreError:
         raise BatchError(f"batch {batch_id} is in use by another sexp process") from None
+    if not store.query("SELECT 1 FROM batches WHERE id = ?", (batch_id,)):  # pruned meanwhile
+        held.close()
+        raise BatchError(f"unknown batch '{batch_id}' in {store.path}")
     store.write(
         """UPDATE batches SET status = 'running', ended_at = NULL, program_hash = COALESCE(?, program_hash)
            WHERE id = ?""",
@@ -98,7 +100,7 @@ def batch(store: Store, batch_id: str) -> dict[str, Any] | None:
         return None
     found = rows[0]
     found["options"] = json.loads(found["options"] or "{}")
-    if found["status"] == "running" and not store.run_is_held(_lock_name(batch_id)):
+    if found["status"] == "running" and not store.run_is_held(lock_name(batch_id)):
         found["status"] = "interrupted"
     return found
 
@@ -118,7 +120,7 @@ def row_ended(store: Store, batch_id: str, row: dict[str, Any]) -> None:
            WHERE batch_id = ? AND "index" = ?""",
         (
             row["status"],
-            scrub(json.dumps(row["value"], ensure_ascii=False)),  # the store keeps no key (SPEC §10.1)
+            kept_json(row["value"], ensure_ascii=False),  # exactly: a resumed batch writes it again
             row["error"],
             row["tokens"],
             row["cost_usd"],

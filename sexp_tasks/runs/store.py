@@ -9,7 +9,6 @@ a run's threads (pmap) behind a lock.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import threading
 import time
@@ -19,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
-from ..redact import scrub
+from ..redact import credentials
+from . import locks
 
 if TYPE_CHECKING:
     import sqlite3
 
 SCHEMA_VERSION = 1
-LOCK_PATIENCE_SECONDS = 0.2  # how long taking a run's lock waits out a process only looking at it
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -106,41 +105,26 @@ class Store:
         with self._lock:
             self._db.close()
 
-    def hold_run(self, run_id: str) -> Any:
-        """An exclusive lock on run_id for this process's lifetime (the OS drops it when the
-        process dies, even by kill -9); StoreError when another process holds it."""
-        locks = self._locks()
-        try:
-            locks.mkdir(exist_ok=True)
-            handle = open(locks / run_id, "w")  # noqa: SIM115  (held open on purpose)
-        except OSError as err:
-            raise StoreError(f"cannot lock run {run_id}: {err.strerror or err}") from None
-        deadline = time.monotonic() + LOCK_PATIENCE_SECONDS  # a `sexp runs` may be looking at it
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return handle
-            except OSError:
-                if time.monotonic() >= deadline:
-                    handle.close()
-                    raise StoreError(f"run {run_id} is in use by another sexp process") from None
-                time.sleep(0.01)
+    def hold_run(self, run_id: str) -> locks.RunLock:
+        """An exclusive lock on run_id until it is closed or this process dies (the OS drops it
+        even on kill -9); StoreError when another process holds it. Closing it deletes its file."""
+        return locks.hold(self._locks(), run_id)
 
     def run_is_held(self, run_id: str) -> bool:
         """Whether a live process (this one included) holds run_id's lock."""
-        if not run_id or "/" in run_id or run_id in (".", ".."):
-            return False
-        try:
-            handle = open(self._locks() / run_id, "rb")  # noqa: SIM115  (closed below)
-        except OSError:
-            return False
-        with handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:
-                return True
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            return False
+        return locks.is_held(self._locks(), run_id)
+
+    def try_hold_run(self, run_id: str) -> locks.RunLock | None:
+        """run_id's lock if no live process holds it now (no waiting), else None."""
+        return locks.try_hold(self._locks(), run_id)
+
+    def sweep_locks(self) -> int:
+        """Delete the lock files of runs whose process died; how many."""
+        return locks.sweep(self._locks())
+
+    def any_run_held(self) -> bool:
+        """Whether a live process records a run (or batch) in this store now."""
+        return locks.any_held(self._locks())
 
     def _locks(self) -> Path:
         return self.path.parent / (self.path.name + ".locks")
@@ -191,6 +175,26 @@ class Store:
             except sqlite3.Error as err:
                 raise self._error(err) from None
 
+    def write_together(self, statements: list[tuple[str, list[tuple[Any, ...]]]]) -> None:
+        """Statements, each over many rows, in one transaction: all of them happen or none."""
+        with self._lock:
+            try:
+                with self._transaction() as db:
+                    for sql, rows in statements:
+                        db.executemany(sql, rows)
+            except sqlite3.Error as err:
+                raise self._error(err) from None
+
+    def vacuum(self) -> None:
+        """Give the space of deleted rows back to the file system (VACUUM, then a checkpoint that
+        empties the write-ahead log VACUUM filled)."""
+        with self._lock:
+            try:
+                self._db.execute("VACUUM")
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as err:
+                raise self._error(err) from None
+
     def query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[dict[str, Any]]:
         """Rows as dicts."""
         with self._lock:
@@ -204,7 +208,7 @@ class Store:
         self.write(
             """INSERT INTO runs (id, program, program_hash, inputs, status, started_at)
                VALUES (?, ?, ?, ?, ?, ?)""",
-            (run_id, program, program_hash, _scrubbed_json(inputs), "running", time.time()),
+            (run_id, program, program_hash, kept_json(inputs), "running", time.time()),
         )
 
     def reopen_run(
@@ -215,7 +219,7 @@ class Store:
             """UPDATE runs SET status = 'running', ended_at = NULL,
                    program_hash = COALESCE(?, program_hash), inputs = COALESCE(?, inputs)
                WHERE id = ?""",
-            (program_hash, None if inputs is None else _scrubbed_json(inputs), run_id),
+            (program_hash, None if inputs is None else kept_json(inputs), run_id),
         )
 
     def end_run(self, run_id: str, status: str) -> None:
@@ -272,7 +276,7 @@ class Store:
                WHERE run_id = ? AND key = ?""",
             (
                 status,
-                _scrubbed_json(result),  # a tool may have read a key: never store it
+                kept_json(result),  # exactly, but for a credential a tool may have read
                 prompt_tokens,
                 completion_tokens,
                 cost_usd,
@@ -307,6 +311,26 @@ class Store:
         return {row["name"]: float(row["score"]) for row in rows}
 
 
-def _scrubbed_json(value: Any) -> str:
-    """value as the JSON text the store keeps, with any provider key masked."""
-    return scrub(json.dumps(value, default=str))
+def kept_json(value: Any, ensure_ascii: bool = True) -> str:
+    """value as the JSON text the store keeps: exactly, but for the value of any credential the
+    environment holds (a tool or script may have read one), masked as `***`. Text that only looks
+    like a key is kept as it is (a resumed step must see what the first run saw); it is scrubbed
+    where it is shown (runs/traces.py)."""
+    secrets = credentials()
+
+    def masked(text: str) -> str:
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return masked(item)
+        if isinstance(item, dict):
+            return {walk(key): walk(inner) for key, inner in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(inner) for inner in item]
+        return item
+
+    kept = walk(value) if secrets else value
+    return json.dumps(kept, default=lambda other: masked(str(other)), ensure_ascii=ensure_ascii)

@@ -1,7 +1,9 @@
 """Rendering recorded runs (SPEC §6): `sexp runs` lines and `sexp trace` trees, as text or JSON.
 
 Pure functions over the rows the store returns; nothing here opens the store. A step's result
-may be long, so only a short one-line preview of it is ever shown. A field that holds garbage
+may be long, so only a short one-line preview of it is ever shown. The store keeps what steps
+returned exactly; what is shown here is scrubbed of keys (anything shaped like `sk-...`, and the
+environment's credentials), as every output of sexp is. A field that holds garbage
 (a store written by hand, or damaged) is shown as `?` and listed under `invalid` in JSON; it
 never stops the rest from being shown.
 """
@@ -17,6 +19,7 @@ from typing import Any
 from ..diagnostics import preview
 from ..handler.cost import format_cost
 from ..handler.request import format_answer, format_request
+from ..redact import scrub
 
 PREVIEW_CHARS = 60
 UNREADABLE = "(unreadable result)"
@@ -124,7 +127,7 @@ def run_summary(run: dict[str, Any], steps: list[dict[str, Any]] | None = None) 
         totals = {key: _number(run, key, []) or 0 for key in ("steps", "tokens", "cost_usd")}
     summary: dict[str, Any] = {
         "id": _text(run.get("id")),
-        "program": _text(run.get("program")),
+        "program": scrub(_text(run.get("program"))),
         "status": _text(run.get("status")),
         "started_at": started,
         "ended_at": ended,
@@ -241,7 +244,7 @@ def format_trace(
         stack.extend((child, below, i == 0) for i, child in enumerate(reversed(children)))
     if not steps:
         lines.append("(no steps: the run called no task)")
-    return "\n".join(lines)
+    return scrub("\n".join(lines))
 
 
 def trace_json(run: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -260,7 +263,18 @@ def trace_json(run: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, An
         data["children"] = data.pop("children")  # last, after the request and answer
         siblings.append(data)
         stack.extend((child, data["children"]) for child in reversed(node.children))
-    return {"run": run_summary(run, steps), "steps": out}
+    return {"run": run_summary(run, steps), "steps": _scrubbed(out)}
+
+
+def _scrubbed(value: Any) -> Any:
+    """value (JSON data) with every string scrubbed of keys: what is shown of a run."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {key: _scrubbed(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(inner) for inner in value]
+    return value
 
 
 def _step_data(row: dict[str, Any]) -> dict[str, Any]:
