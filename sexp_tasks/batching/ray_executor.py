@@ -20,6 +20,12 @@ batch asks for Ray (cli/startup.py). What runs where:
 A local Ray (no --ray-address, no RAY_ADDRESS) is started for the batch, quietly (no dashboard, no
 log forwarding), with the driver's sys.path, and shut down by close(); a Ray this process already
 started (`ray.init()` before a `sexp_tasks.batch(...)`) is used as it is and left running.
+
+A local Ray's processes start without the driver's credentials (provider keys and the like) in
+their environment, which any process of the user (a row's script) could read in
+/proc/<pid>/environ: the keys are handed to each row worker as it starts, which sets them after
+its start (so its /proc environment never shows them) and closes itself to other processes
+(redact.hide_credentials_from_other_processes). A cluster's workers have their own keys.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..diagnostics import error_line
 from ..errors import BatchError, SexpError, StoreError
+from ..redact import hide_credentials_from_other_processes, is_credential_name
 from ..runs.store import Store
 from .row_runner import run_row
 from .rows import RowJob, RowOutcome
@@ -129,7 +136,17 @@ class StoreProxy:
 class RowWorker:
     """One worker process: runs the rows it is given, each on a thread of its own (max_concurrency)."""
 
-    def __init__(self, keeper: Any, store_path: str, runner: RowRunner, driver_node: str | None) -> None:
+    def __init__(
+        self,
+        keeper: Any,
+        store_path: str,
+        runner: RowRunner,
+        driver_node: str | None,
+        credentials: dict[str, str] | None = None,
+    ) -> None:
+        if credentials:  # set now: not in the environment /proc shows, and this process closed to others
+            os.environ.update(credentials)
+            hide_credentials_from_other_processes()
         # On the driver's machine, the store file itself (SQLite, shared as `sexp run`s share it:
         # no round trip per step); elsewhere through the keeper.
         here = ray.get_runtime_context().get_node_id()
@@ -184,6 +201,7 @@ class RayExecutor:
         self._worker_class: Any = None
         self._node: str | None = None  # the driver's Ray node
         self._programs: dict[int, Any] = {}  # id(ProgramBundle) -> (bundle, its ref)
+        self._credentials: dict[str, str] | None = None  # what the workers of a local Ray are handed
         if not ray.is_initialized():  # connect now: a cluster that cannot be reached is no batch
             self._init_ray()
 
@@ -213,12 +231,13 @@ class RayExecutor:
 
     def _new_worker(self) -> Any:
         node = self._node if DIRECT_STORE else None
-        return self._worker_class.remote(self._keeper, self.store_path, self.runner, node)
+        return self._worker_class.remote(self._keeper, self.store_path, self.runner, node, self._credentials)
 
     def _init_ray(self) -> None:
         address = self.address or "local"
         try:
             if address == "local":
+                self._credentials = credentials()
                 start_local_ray(max(self.workers or 1, os.cpu_count() or 1))
             else:
                 _probe(address)
@@ -306,20 +325,33 @@ class RayExecutor:
             self._owned = False
 
 
-def start_local_ray(cpus: int) -> None:
+def start_local_ray(cpus: int, keep_credentials: bool = False) -> None:
     """A local Ray of `cpus` CPUs for this process, started quietly: no dashboard, no log
     forwarding (a row's print output is not the batch's), the driver's logging left as it is and
     ray's own notices (token authentication...) kept off stderr; its workers import what this
-    process imports (its sys.path, so a checkout run without installing works too)."""
+    process imports (its sys.path, so a checkout run without installing works too). Its processes
+    start without this process's credentials unless keep_credentials (a stand-in for a cluster
+    whose machines have the keys)."""
     logging.getLogger("ray").setLevel(logging.ERROR)
-    ray.init(
-        address="local",
-        num_cpus=cpus,
-        include_dashboard=False,
-        configure_logging=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)}},
-    )
+    away = {} if keep_credentials else credentials()
+    for name in away:  # unset while Ray starts its processes, which copy this environment
+        del os.environ[name]
+    try:
+        ray.init(
+            address="local",
+            num_cpus=cpus,
+            include_dashboard=False,
+            configure_logging=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)}},
+        )
+    finally:
+        os.environ.update(away)
+
+
+def credentials() -> dict[str, str]:
+    """The credentials in this process's environment (provider keys, tokens: redact.py's names)."""
+    return {name: value for name, value in os.environ.items() if is_credential_name(name) and value}
 
 
 def _first_ready(refs: list[Any]) -> Any:

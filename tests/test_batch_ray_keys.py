@@ -1,0 +1,93 @@
+"""`sexp batch --executor ray` on a local Ray the batch starts: no Ray process carries the
+provider key in its environment (a row's script could read it there), rows still call models
+with it, and Ray's own notices stay off the batch's stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT, wait_for
+from llm_server import LLMServer
+
+pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'sexp-tasks[ray]')")
+
+pytestmark = pytest.mark.slow
+KEY = "sk-test-ray-scrubbed-0123456789"
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    llm = LLMServer().start()
+    yield llm
+    llm.stop()
+
+
+def environments_with(secret: bytes) -> list[str]:
+    """`pid cmdline` of every process whose /proc environment holds secret."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:  # gone, or not ours to read
+            continue
+        if secret in environ:
+            found.append(f"{entry} {command.decode(errors='replace')[:120]}")
+    return found
+
+
+def test_no_process_of_the_local_ray_has_the_key_and_rows_still_use_it(
+    workspace: Path, server: LLMServer
+) -> None:
+    release = threading.Event()
+
+    def answer(body: dict[str, Any]) -> str:
+        release.wait(120)
+        return "<output>hi</output>"
+
+    server.answer = answer
+    (workspace / "p.sexp").write_text(
+        '(defatom greet (params (x int)) (instructions "Greet {{x}}"))\n(task-content (greet x))\n'
+    )
+    (workspace / "in.jsonl").write_text("".join(json.dumps({"x": i}) + "\n" for i in range(2)))
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
+        "PYTHONPATH": str(ROOT),
+        "RAY_AUTH_MODE": "disabled",
+        "SEXP_API_BASE": server.base_url,
+        "SEXP_MODEL": "openai/test-model",
+        "OPENAI_API_KEY": KEY,
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "sexp_tasks",
+        "batch",
+        "p.sexp",
+        "--data",
+        "in.jsonl",
+        "--executor",
+        "ray",
+    ]
+    batch = subprocess.Popen(command, cwd=workspace, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(server.requests) == 2, 180, "the rows never called the model")
+        assert environments_with(KEY.encode()) == []
+    finally:
+        release.set()
+        _, err = batch.communicate(timeout=180)
+    assert batch.returncode == 0, err
+    sent = [{k.lower(): v for k, v in request.headers.items()} for request in server.requests]
+    assert {headers.get("authorization") for headers in sent} == {f"Bearer {KEY}"}
+    assert re.fullmatch(r"batch: (\w{12})\nbatch: \1 2/2 ok, 30 tokens, \$0\.00, [0-9.]+ s\n", err), err
