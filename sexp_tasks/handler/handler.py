@@ -38,6 +38,7 @@ class Handler:
         self.tools = ToolBox(
             config.tools, config.workspace, config.script_timeout, services.ask_user, services.python_tools
         )
+        self.tools.script_user = config.script_user
         self.turns = 0
         self.context_tokens = 0
         self.context_limit = 0

@@ -240,6 +240,7 @@ class TaskSystem:
             generation=merge_generation(self.settings.generation, template.generation, options.generation),
             workspace=workspace,
             script_timeout=float(self.settings.script_timeout),
+            script_user=self.settings.script_user,
         )
         return PreparedCall(prompt, config, options, files, file_warnings)
 
