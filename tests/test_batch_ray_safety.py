@@ -1,6 +1,6 @@
 """`sexp batch --executor ray` on a local Ray the batch starts: no Ray process carries the
 provider key in its environment (a row's script could read it there), rows still call models
-with it, and Ray's own notices stay off the batch's stderr."""
+with it, Ray's own notices stay off the batch's stderr, and rows reserve from the batch's budget."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT, wait_for
-from llm_server import LLMServer
+from llm_server import LLMServer, Scripted
 
 pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'sexp-tasks[ray]')")
 
@@ -91,3 +91,40 @@ def test_no_process_of_the_local_ray_has_the_key_and_rows_still_use_it(
     sent = [{k.lower(): v for k, v in request.headers.items()} for request in server.requests]
     assert {headers.get("authorization") for headers in sent} == {f"Bearer {KEY}"}
     assert re.fullmatch(r"batch: (\w{12})\nbatch: \1 2/2 ok, 30 tokens, \$0\.00, [0-9.]+ s\n", err), err
+
+
+def test_rows_on_ray_reserve_from_the_batch_s_one_budget(workspace: Path, server: LLMServer) -> None:
+    """8 rows at once, no max_tokens: each call costs 0.00075 (gpt-4o-mini's prices); the batch
+    passes its budget by one call's worth at most (rows given what was left when sent: 3.1x)."""
+    server.script(
+        Scripted("<output>hi</output>", usage={"prompt_tokens": 1000, "completion_tokens": 1000}, delay=0.3)
+    )
+    (workspace / "p.sexp").write_text(
+        '(defatom greet (params (x int)) (instructions "Greet {{x}}"))\n(greet x)\n'
+    )
+    (workspace / "in.jsonl").write_text("".join(json.dumps({"x": i}) + "\n" for i in range(8)))
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
+        "PYTHONPATH": str(ROOT),
+        "RAY_AUTH_MODE": "disabled",
+        "SEXP_API_BASE": server.base_url,
+        "SEXP_MODEL": "openai/gpt-4o-mini",
+        "OPENAI_API_KEY": KEY,
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "sexp_tasks",
+        "batch",
+        "p.sexp",
+        "--data",
+        "in.jsonl",
+        "--executor",
+        "ray",
+    ]
+    command += ["--concurrency", "8", "--max-cost", "0.002"]
+    done = subprocess.run(command, cwd=workspace, env=env, capture_output=True, text=True, timeout=300)
+    rows = [json.loads(line) for line in (workspace / "p.results.jsonl").read_text().splitlines()]
+    paid = [row for row in rows if row["status"] == "ok"]
+    assert done.returncode == 1 and len(rows) == 8 and 1 <= len(paid) == len(server.requests), done.stderr
+    assert sum(row["cost_usd"] for row in rows) <= 0.002 + 0.00075 + 1e-9

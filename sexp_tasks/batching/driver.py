@@ -7,9 +7,9 @@ records each row in `batch_rows` as it starts and as it ends, writes OUT as rows
 ends with the summary line. `--resume` runs only the rows without an ok result, resuming the
 runs they recorded, so no completed model call is paid twice.
 
-The budget (`--max-cost`) is the whole batch's: on threads every row reserves from one shared
-budget (a row refused by it ends FAILED, status "error", with the budget's message); on Ray each
-row starts with what is left of it when the row is submitted.
+The budget (`--max-cost`) is the whole batch's: every row reserves from one shared budget (a row
+refused by it ends FAILED, status "error", with the budget's message): on threads the driver's,
+on Ray one the executor keeps in an actor on the driver's node (batching/shared_budget.py).
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def executor_factory(name: str) -> ExecutorFactory:
             from .ray_executor import RayExecutor  # lazy: Ray is an optional extra (cli/startup.py)
         except ImportError:
             raise BatchError(RAY_MISSING) from None
-        return lambda store, budget, address: RayExecutor(address, store.path)
+        return lambda store, budget, address: RayExecutor(address, store.path, budget=budget)
     raise BatchError(f"unknown executor '{name}' (choose threads or ray)")
 
 

@@ -13,6 +13,8 @@ batch asks for Ray (cli/startup.py). What runs where:
   to ceil(concurrency / workers) rows at once on threads: a row spends its time waiting for a
   model, so a process per row in flight would only cost memory. The program text, its templates
   and the row's inputs travel with each row (the program once per worker, through the object store).
+- With --max-cost, every row's calls reserve from one `BudgetKeeper` actor on the driver's node
+  (shared_budget.py), as rows on threads share the driver's budget.
 - A worker process that dies (killed, out of memory) fails only the rows it was running: each is
   run again once, resuming what its run recorded, on a new worker; a row whose worker dies a
   second time ends as an "error" row.
@@ -49,13 +51,15 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..diagnostics import error_line
 from ..errors import BatchError, SexpError, StoreError
+from ..handler.cost import CostBudget
 from ..redact import hide_credentials_from_other_processes, is_credential_name
 from ..runs.store import Store
 from .row_runner import run_row
 from .rows import RowJob, RowOutcome
+from .shared_budget import BudgetKeeper, RemoteBudget
 from .shipping import pack, unpack
 
-RowRunner = Callable[[RowJob, Any], RowOutcome]
+RowRunner = Callable[..., RowOutcome]  # (job, store[, budget]): run_row
 RETRIES = 1  # how many times a row whose worker died is run again
 WAIT_SLICE_SECONDS = 0.2  # how long the driver waits for an outcome before it looks at signals
 PROBE_SECONDS = 5.0  # how long a cluster's address may take to accept a connection
@@ -143,6 +147,7 @@ class RowWorker:
         runner: RowRunner,
         driver_node: str | None,
         credentials: dict[str, str] | None = None,
+        budget: tuple[Any, float] | None = None,  # the BudgetKeeper and the batch's limit
     ) -> None:
         if credentials:  # set now: not in the environment /proc shows, and this process closed to others
             os.environ.update(credentials)
@@ -153,6 +158,7 @@ class RowWorker:
         direct = keeper is None or here == driver_node
         self.store: Any = Store(store_path) if direct else StoreProxy(keeper, store_path)
         self.runner = runner
+        self.budget = RemoteBudget(*budget, ray.get) if budget is not None else None
         self.programs: dict[str, tuple[Any, dict[str, Any]]] = {}  # unpacked bundles by ref
         self.lock = threading.Lock()
 
@@ -165,7 +171,10 @@ class RowWorker:
                 self.programs[key] = unpack(ray.get(program[0]))
             bundle, changes = self.programs[key]
         settings = {**job.settings, **changes} if changes else job.settings
-        return self.runner(dataclasses.replace(job, program=bundle, settings=settings), self.store)
+        job = dataclasses.replace(job, program=bundle, settings=settings)
+        if self.budget is not None:  # the batch's budget, reserved from by every row (run_row's budget)
+            return self.runner(job, self.store, self.budget)
+        return self.runner(job, self.store)
 
 
 @dataclasses.dataclass
@@ -188,6 +197,7 @@ class RayExecutor:
         store_path: str | Path,
         workers: int | None = None,
         runner: RowRunner = run_row,
+        budget: CostBudget | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise BatchError(f"the number of Ray workers must be at least 1, not {workers}")
@@ -202,6 +212,8 @@ class RayExecutor:
         self._node: str | None = None  # the driver's Ray node
         self._programs: dict[int, Any] = {}  # id(ProgramBundle) -> (bundle, its ref)
         self._credentials: dict[str, str] | None = None  # what the workers of a local Ray are handed
+        self.budget = budget  # the batch's: its limit and what was spent seed the BudgetKeeper
+        self._budget: tuple[Any, float] | None = None  # (the BudgetKeeper, the limit) rows reserve from
         if not ray.is_initialized():  # connect now: a cluster that cannot be reached is no batch
             self._init_ray()
 
@@ -222,6 +234,11 @@ class RayExecutor:
                 ray.get(self._keeper.ping.remote())
             except RayActorError as err:
                 raise StoreError(f"cannot open the run store '{self.store_path}' for Ray rows: {_cause(err)}")
+        if self.budget is not None and self.budget.limit is not None:
+            pinned = NodeAffinitySchedulingStrategy(self._node, soft=False)
+            actor = ray.remote(BudgetKeeper)
+            keeper = actor.options(num_cpus=0, max_concurrency=64, scheduling_strategy=pinned)
+            self._budget = (keeper.remote(self.budget.limit, self.budget.spent), self.budget.limit)
         workers = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         workers = max(1, min(workers, concurrency))
         self._worker_class = ray.remote(RowWorker).options(
@@ -231,7 +248,9 @@ class RayExecutor:
 
     def _new_worker(self) -> Any:
         node = self._node if DIRECT_STORE else None
-        return self._worker_class.remote(self._keeper, self.store_path, self.runner, node, self._credentials)
+        return self._worker_class.remote(
+            self._keeper, self.store_path, self.runner, node, self._credentials, self._budget
+        )
 
     def _init_ray(self) -> None:
         address = self.address or "local"
@@ -319,7 +338,7 @@ class RayExecutor:
     def close(self) -> None:
         """Stop the batch's workers and keeper; shut down the local Ray this executor started."""
         # Actors end when their last handle goes (ray.kill may wait on one that is starting).
-        self._actors, self._keeper, self._programs = [], None, {}
+        self._actors, self._keeper, self._programs, self._budget = [], None, {}, None
         if self._owned and ray.is_initialized():
             ray.shutdown()
             self._owned = False
