@@ -128,3 +128,34 @@ def test_rows_on_ray_reserve_from_the_batch_s_one_budget(workspace: Path, server
     paid = [row for row in rows if row["status"] == "ok"]
     assert done.returncode == 1 and len(rows) == 8 and 1 <= len(paid) == len(server.requests), done.stderr
     assert sum(row["cost_usd"] for row in rows) <= 0.002 + 0.00075 + 1e-9
+
+
+def test_a_worker_that_dies_leaves_no_ray_notice_on_the_batch_s_output(workspace: Path) -> None:
+    """The row's script kills its Ray worker (twice: the row runs again once): the row's error says
+    so, and Ray's 600-character notice is on neither stdout nor stderr."""
+    (workspace / "kill.sh").write_text('kill -9 "$(cut -d" " -f4 /proc/$PPID/stat)"\n')
+    (workspace / "k.sexp").write_text(f'(system:run_script (command "sh {workspace / "kill.sh"}"))\n')
+    (workspace / "in.jsonl").write_text('{"x": 1}\n')
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
+        "PYTHONPATH": str(ROOT),
+        "RAY_AUTH_MODE": "disabled",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "sexp_tasks",
+        "batch",
+        "k.sexp",
+        "--data",
+        "in.jsonl",
+        "--executor",
+        "ray",
+    ]
+    done = subprocess.run(command, cwd=workspace, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and done.stdout == "", done.stdout
+    assert re.fullmatch(r"batch: (\w{12})\nbatch: \1 0/1 ok, 0 tokens, \$0\.00, [0-9.]+ s\n", done.stderr), (
+        done.stderr
+    )
+    row = json.loads((workspace / "k.results.jsonl").read_text())
+    assert "the Ray worker running this row died" in row["error"]

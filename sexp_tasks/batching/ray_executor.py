@@ -20,14 +20,11 @@ batch asks for Ray (cli/startup.py). What runs where:
   second time ends as an "error" row.
 
 A local Ray (no --ray-address, no RAY_ADDRESS) is started for the batch, quietly (no dashboard, no
-log forwarding), with the driver's sys.path, and shut down by close(); a Ray this process already
-started (`ray.init()` before a `sexp_tasks.batch(...)`) is used as it is and left running.
-
-A local Ray's processes start without the driver's credentials (provider keys and the like) in
-their environment, which any process of the user (a row's script) could read in
-/proc/<pid>/environ: the keys are handed to each row worker as it starts, which sets them after
-its start (so its /proc environment never shows them) and closes itself to other processes
-(redact.hide_credentials_from_other_processes). A cluster's workers have their own keys.
+log forwarding, no raylet notices), with the driver's sys.path, and shut down by close(); a Ray
+this process already started (`ray.init()` before `sexp_tasks.batch(...)`) is used as it is. Its
+processes start without the driver's credentials, which a row's script could read in their
+/proc/<pid>/environ: each row worker is handed them, sets them after its start and closes itself
+to other processes (redact.py). A cluster's workers have their own keys.
 """
 
 from __future__ import annotations
@@ -46,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import ray
+from ray._private import worker as ray_worker
 from ray.exceptions import RayActorError, RayError, WorkerCrashedError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -265,6 +263,8 @@ class RayExecutor:
         except (ConnectionError, RuntimeError, ValueError) as err:
             raise BatchError(f"cannot connect to the Ray cluster at {address}: {_cause(err)}") from None
         self._owned = True
+        # The raylets' notices (a worker died: 600 characters, on stdout): a row's error says it
+        ray_worker.print_to_stdstream = lambda data, ignore_prefix: None
 
     def _program_ref(self, job: RowJob) -> list[Any]:
         """[the object-store ref of the job's ProgramBundle with its templates], put there once."""
