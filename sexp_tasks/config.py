@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import pwd
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -241,8 +242,6 @@ def check_type(key: str, value: Any, label: str) -> None:
 
 
 def _is_user(name: str) -> bool:
-    import pwd  # lazy: only a script_user setting needs it
-
     try:
         pwd.getpwnam(name)
     except (KeyError, TypeError):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pwd
 import selectors
 import shlex
 import signal
@@ -130,8 +131,6 @@ def _run_as(user: str) -> dict[str, str]:
     """What the launcher needs to run the command as user (RUN_AS: `uid:gid`, which it takes out
     of the command's environment), and the user's HOME, USER and LOGNAME; PermissionError when
     this process cannot switch to user."""
-    import pwd  # lazy: only a script_user setting needs it
-
     try:
         entry = pwd.getpwnam(user)
     except KeyError:
