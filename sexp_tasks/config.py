@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import pwd
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -34,6 +35,7 @@ class Settings:
     recursion_limit: int = DEFAULT_RECURSION_LIMIT
     script_timeout: float = 60.0
     script_output_limit: int = 1024 * 1024
+    script_user: str | None = None  # the user scripts run as (sexp running as root), docs/security.md
     store: str = ".sexp/store.db"
     workspace: str = "."
     max_cost_usd: float | None = None
@@ -65,6 +67,7 @@ _TOML_TYPES: dict[str, tuple[type, ...]] = {
     "recursion_limit": (int,),
     "script_timeout": (float, int),
     "script_output_limit": (int,),
+    "script_user": (str,),
     "store": (str,),
     "workspace": (str,),
     "max_cost_usd": (float, int),
@@ -89,6 +92,7 @@ _FLAGS = {
     "replay": "--replay",
     "workspace": "--workspace",
     "max_cost_usd": "--max-cost",
+    "script_user": "--script-user",
 }
 
 
@@ -109,6 +113,7 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_depth": (lambda n: n >= 0, "0 or more"),
     "script_timeout": (_finite(lambda s: s > 0), "a positive number of seconds"),
     "script_output_limit": (lambda n: n >= 0, "0 or more bytes"),
+    "script_user": (lambda name: _is_user(name), "the name of a user of this machine"),
     "max_context_window_fraction": (_finite(lambda f: 0 < f <= 1), "a fraction above 0 and at most 1"),
     "max_cost_usd": (_finite(lambda usd: usd > 0), "a positive number of dollars"),
     "template_flags": (lambda dirs: all(Path(d).is_dir() for d in dirs), "a directory"),
@@ -234,6 +239,14 @@ def check_type(key: str, value: Any, label: str) -> None:
     """A UsageError naming label when value has not the type sexp.toml key takes."""
     if not isinstance(value, _TOML_TYPES[key]) or isinstance(value, bool):
         raise UsageError(f"{label} has the wrong type ({type(value).__name__})")
+
+
+def _is_user(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except (KeyError, TypeError):
+        return False
+    return True
 
 
 def _writable_file_path(path: Path) -> bool:

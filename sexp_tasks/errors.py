@@ -152,6 +152,11 @@ class BatchError(SexpError):
         return f"{self.where}: {self.message}" if self.where else self.message
 
 
+class OutWriteError(BatchError):
+    """A batch whose OUT could not be written once rows ran (a full disk): the batch stopped, its
+    rows' outcomes are in the store, and `--resume` writes OUT again (`sexp batch` exits 1)."""
+
+
 class StoreError(SexpError):
     """The run store cannot be opened or written: corrupt, locked, or not a store at all."""
 

@@ -51,7 +51,7 @@ def local_ray() -> Iterator[str]:
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [saved["PYTHONPATH"]])])
     os.environ["OPENAI_API_KEY"] = KEY
     os.environ["RAY_AUTH_MODE"] = "disabled"
-    start_local_ray(2)
+    start_local_ray(2, keep_credentials=True)
     try:
         yield str(ray.get_runtime_context().gcs_address)
     finally:

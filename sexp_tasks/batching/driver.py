@@ -7,9 +7,9 @@ records each row in `batch_rows` as it starts and as it ends, writes OUT as rows
 ends with the summary line. `--resume` runs only the rows without an ok result, resuming the
 runs they recorded, so no completed model call is paid twice.
 
-The budget (`--max-cost`) is the whole batch's: on threads every row reserves from one shared
-budget (a row refused by it ends FAILED, status "error", with the budget's message); on Ray each
-row starts with what is left of it when the row is submitted.
+The budget (`--max-cost`) is the whole batch's: every row reserves from one shared budget (a row
+refused by it ends FAILED, status "error", with the budget's message): on threads the driver's,
+on Ray one the executor keeps in an actor on the driver's node (batching/shared_budget.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Protocol, TextIO
 
 from ..config import Settings
 from ..diagnostics import warning_line
-from ..errors import BatchError, ServiceError
+from ..errors import BatchError, OutWriteError, ServiceError
 from ..handler.cost import CostBudget, format_cost
 from ..runs import batches
 from ..runs.journal import new_run_id, program_hash
@@ -105,7 +105,7 @@ def executor_factory(name: str) -> ExecutorFactory:
             from .ray_executor import RayExecutor  # lazy: Ray is an optional extra (cli/startup.py)
         except ImportError:
             raise BatchError(RAY_MISSING) from None
-        return lambda store, budget, address: RayExecutor(address, store.path)
+        return lambda store, budget, address: RayExecutor(address, store.path, budget=budget)
     raise BatchError(f"unknown executor '{name}' (choose threads or ray)")
 
 
@@ -205,19 +205,7 @@ class _Batch:
             )
 
     def run(self, batch_id: str, began: float) -> BatchSummary:
-        executor: Executor | None = None
-        out: OutFile | None = None
-        try:  # an executor that cannot start (Ray unreachable) or an OUT that cannot be written: no batch
-            executor = self.make_executor(self.store, self.budget, self.options.ray_address)
-            out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index))
-            held = self._record(batch_id)
-            out.start()
-        except BaseException:  # the batch never started: let go of what it holds
-            if executor is not None:
-                executor.close()
-            if out is not None:
-                out.close()
-            raise
+        executor, out, held = self._start(batch_id)
         try:
             self._say(f"batch: {batch_id}")
             status = self._run_rows(batch_id, executor, out)
@@ -237,6 +225,30 @@ class _Batch:
         if status == "interrupted":
             raise KeyboardInterrupt
         return result
+
+    def _start(self, batch_id: str) -> tuple[Executor, OutFile, Any]:
+        """The executor, OUT (locked, emptied) and the batch's lock; nothing is held when a part
+        cannot be had (an OUT that is the input or another batch's, an unreachable Ray)."""
+        executor: Executor | None = None
+        out: OutFile | None = None
+        held: Any = None
+        own_files = {"input": self.data, "program": self.options.program}
+        try:
+            out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index), own_files)
+            executor = self.make_executor(self.store, self.budget, self.options.ray_address)
+            if self.recorded is None:  # a new batch is recorded only once it has OUT
+                out.lock()
+                held = self._record(batch_id)
+            else:  # a resumed one in use elsewhere is refused as such, before its OUT is
+                held = self._record(batch_id)
+                out.lock()
+            out.start()
+        except BaseException:  # the batch never started: let go of what it holds
+            for part in (executor, out, held):
+                if part is not None:
+                    part.close()
+            raise
+        return executor, out, held
 
     def _record(self, batch_id: str) -> Any:
         """Record the batch as running (a new one, or a resumed one again); the lock it holds."""
@@ -277,9 +289,12 @@ class _Batch:
             ok = batches.batch_summary(self.store, batch_id) or {}
             status = "completed" if ok.get("ok") == self.total and out.written == self.total else "failed"
         except KeyboardInterrupt:  # Ctrl-C: stop the rows in flight; the batch resumes later
-            interrupt = getattr(executor, "interrupt", None)
-            if interrupt is not None:
-                interrupt()
+            _interrupt(executor)
+        except BatchError as err:  # OUT cannot be written (a full disk): stop, the rows are in the store
+            _interrupt(executor)
+            status = "failed"
+            hint = f"sexp batch {self.options.program} --resume {batch_id}"
+            raise OutWriteError(f"{err.message} (the batch stopped; resume with: {hint})") from None
         finally:
             executor.close()
             out.close()
@@ -315,6 +330,13 @@ class _Batch:
     def _say(self, line: str) -> None:
         if not self.settings.quiet:
             _line(self.err, line)
+
+
+def _interrupt(executor: Executor) -> None:
+    """Stop the rows in flight: their runs are marked interrupted, and resume later."""
+    interrupt = getattr(executor, "interrupt", None)
+    if interrupt is not None:
+        interrupt()
 
 
 def _line(stream: TextIO, line: str) -> None:

@@ -13,13 +13,18 @@ batch asks for Ray (cli/startup.py). What runs where:
   to ceil(concurrency / workers) rows at once on threads: a row spends its time waiting for a
   model, so a process per row in flight would only cost memory. The program text, its templates
   and the row's inputs travel with each row (the program once per worker, through the object store).
+- With --max-cost, every row's calls reserve from one `BudgetKeeper` actor on the driver's node
+  (shared_budget.py), as rows on threads share the driver's budget.
 - A worker process that dies (killed, out of memory) fails only the rows it was running: each is
   run again once, resuming what its run recorded, on a new worker; a row whose worker dies a
   second time ends as an "error" row.
 
 A local Ray (no --ray-address, no RAY_ADDRESS) is started for the batch, quietly (no dashboard, no
-log forwarding), with the driver's sys.path, and shut down by close(); a Ray this process already
-started (`ray.init()` before a `sexp_tasks.batch(...)`) is used as it is and left running.
+log forwarding, no raylet notices), with the driver's sys.path, and shut down by close(); a Ray
+this process already started (`ray.init()` before `sexp_tasks.batch(...)`) is used as it is. Its
+processes start without the driver's credentials, which a row's script could read in their
+/proc/<pid>/environ: each row worker is handed them, sets them after its start and closes itself
+to other processes (redact.py). A cluster's workers have their own keys.
 """
 
 from __future__ import annotations
@@ -38,17 +43,21 @@ from pathlib import Path
 from typing import Any
 
 import ray
+from ray._private import worker as ray_worker
 from ray.exceptions import RayActorError, RayError, WorkerCrashedError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..diagnostics import error_line
 from ..errors import BatchError, SexpError, StoreError
+from ..handler.cost import CostBudget
+from ..redact import hide_credentials_from_other_processes, is_credential_name
 from ..runs.store import Store
 from .row_runner import run_row
 from .rows import RowJob, RowOutcome
+from .shared_budget import BudgetKeeper, RemoteBudget
 from .shipping import pack, unpack
 
-RowRunner = Callable[[RowJob, Any], RowOutcome]
+RowRunner = Callable[..., RowOutcome]  # (job, store[, budget]): run_row
 RETRIES = 1  # how many times a row whose worker died is run again
 WAIT_SLICE_SECONDS = 0.2  # how long the driver waits for an outcome before it looks at signals
 PROBE_SECONDS = 5.0  # how long a cluster's address may take to accept a connection
@@ -129,13 +138,25 @@ class StoreProxy:
 class RowWorker:
     """One worker process: runs the rows it is given, each on a thread of its own (max_concurrency)."""
 
-    def __init__(self, keeper: Any, store_path: str, runner: RowRunner, driver_node: str | None) -> None:
+    def __init__(
+        self,
+        keeper: Any,
+        store_path: str,
+        runner: RowRunner,
+        driver_node: str | None,
+        credentials: dict[str, str] | None = None,
+        budget: tuple[Any, float] | None = None,  # the BudgetKeeper and the batch's limit
+    ) -> None:
+        if credentials:  # set now: not in the environment /proc shows, and this process closed to others
+            os.environ.update(credentials)
+            hide_credentials_from_other_processes()
         # On the driver's machine, the store file itself (SQLite, shared as `sexp run`s share it:
         # no round trip per step); elsewhere through the keeper.
         here = ray.get_runtime_context().get_node_id()
         direct = keeper is None or here == driver_node
         self.store: Any = Store(store_path) if direct else StoreProxy(keeper, store_path)
         self.runner = runner
+        self.budget = RemoteBudget(*budget, ray.get) if budget is not None else None
         self.programs: dict[str, tuple[Any, dict[str, Any]]] = {}  # unpacked bundles by ref
         self.lock = threading.Lock()
 
@@ -148,7 +169,10 @@ class RowWorker:
                 self.programs[key] = unpack(ray.get(program[0]))
             bundle, changes = self.programs[key]
         settings = {**job.settings, **changes} if changes else job.settings
-        return self.runner(dataclasses.replace(job, program=bundle, settings=settings), self.store)
+        job = dataclasses.replace(job, program=bundle, settings=settings)
+        if self.budget is not None:  # the batch's budget, reserved from by every row (run_row's budget)
+            return self.runner(job, self.store, self.budget)
+        return self.runner(job, self.store)
 
 
 @dataclasses.dataclass
@@ -171,6 +195,7 @@ class RayExecutor:
         store_path: str | Path,
         workers: int | None = None,
         runner: RowRunner = run_row,
+        budget: CostBudget | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise BatchError(f"the number of Ray workers must be at least 1, not {workers}")
@@ -184,6 +209,9 @@ class RayExecutor:
         self._worker_class: Any = None
         self._node: str | None = None  # the driver's Ray node
         self._programs: dict[int, Any] = {}  # id(ProgramBundle) -> (bundle, its ref)
+        self._credentials: dict[str, str] | None = None  # what the workers of a local Ray are handed
+        self.budget = budget  # the batch's: its limit and what was spent seed the BudgetKeeper
+        self._budget: tuple[Any, float] | None = None  # (the BudgetKeeper, the limit) rows reserve from
         if not ray.is_initialized():  # connect now: a cluster that cannot be reached is no batch
             self._init_ray()
 
@@ -204,6 +232,11 @@ class RayExecutor:
                 ray.get(self._keeper.ping.remote())
             except RayActorError as err:
                 raise StoreError(f"cannot open the run store '{self.store_path}' for Ray rows: {_cause(err)}")
+        if self.budget is not None and self.budget.limit is not None:
+            pinned = NodeAffinitySchedulingStrategy(self._node, soft=False)
+            actor = ray.remote(BudgetKeeper)
+            keeper = actor.options(num_cpus=0, max_concurrency=64, scheduling_strategy=pinned)
+            self._budget = (keeper.remote(self.budget.limit, self.budget.spent), self.budget.limit)
         workers = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         workers = max(1, min(workers, concurrency))
         self._worker_class = ray.remote(RowWorker).options(
@@ -213,12 +246,15 @@ class RayExecutor:
 
     def _new_worker(self) -> Any:
         node = self._node if DIRECT_STORE else None
-        return self._worker_class.remote(self._keeper, self.store_path, self.runner, node)
+        return self._worker_class.remote(
+            self._keeper, self.store_path, self.runner, node, self._credentials, self._budget
+        )
 
     def _init_ray(self) -> None:
         address = self.address or "local"
         try:
             if address == "local":
+                self._credentials = credentials()
                 start_local_ray(max(self.workers or 1, os.cpu_count() or 1))
             else:
                 _probe(address)
@@ -227,6 +263,8 @@ class RayExecutor:
         except (ConnectionError, RuntimeError, ValueError) as err:
             raise BatchError(f"cannot connect to the Ray cluster at {address}: {_cause(err)}") from None
         self._owned = True
+        # The raylets' notices (a worker died: 600 characters, on stdout): a row's error says it
+        ray_worker.print_to_stdstream = lambda data, ignore_prefix: None
 
     def _program_ref(self, job: RowJob) -> list[Any]:
         """[the object-store ref of the job's ProgramBundle with its templates], put there once."""
@@ -300,26 +338,39 @@ class RayExecutor:
     def close(self) -> None:
         """Stop the batch's workers and keeper; shut down the local Ray this executor started."""
         # Actors end when their last handle goes (ray.kill may wait on one that is starting).
-        self._actors, self._keeper, self._programs = [], None, {}
+        self._actors, self._keeper, self._programs, self._budget = [], None, {}, None
         if self._owned and ray.is_initialized():
             ray.shutdown()
             self._owned = False
 
 
-def start_local_ray(cpus: int) -> None:
+def start_local_ray(cpus: int, keep_credentials: bool = False) -> None:
     """A local Ray of `cpus` CPUs for this process, started quietly: no dashboard, no log
     forwarding (a row's print output is not the batch's), the driver's logging left as it is and
     ray's own notices (token authentication...) kept off stderr; its workers import what this
-    process imports (its sys.path, so a checkout run without installing works too)."""
+    process imports (its sys.path, so a checkout run without installing works too). Its processes
+    start without this process's credentials unless keep_credentials (a stand-in for a cluster
+    whose machines have the keys)."""
     logging.getLogger("ray").setLevel(logging.ERROR)
-    ray.init(
-        address="local",
-        num_cpus=cpus,
-        include_dashboard=False,
-        configure_logging=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)}},
-    )
+    away = {} if keep_credentials else credentials()
+    for name in away:  # unset while Ray starts its processes, which copy this environment
+        del os.environ[name]
+    try:
+        ray.init(
+            address="local",
+            num_cpus=cpus,
+            include_dashboard=False,
+            configure_logging=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(entry for entry in sys.path if entry)}},
+        )
+    finally:
+        os.environ.update(away)
+
+
+def credentials() -> dict[str, str]:
+    """The credentials in this process's environment (provider keys, tokens: redact.py's names)."""
+    return {name: value for name, value in os.environ.items() if is_credential_name(name) and value}
 
 
 def _first_ready(refs: list[Any]) -> Any:

@@ -104,8 +104,8 @@ class RowBudget(CostBudget):
     def refusal(self) -> TaskError | None:
         return self.shared.refusal()
 
-    def reserve(self, estimate: float) -> TaskError | None:
-        return self.shared.reserve(estimate)
+    def reserve(self, estimate: float, bound: float | None = None) -> TaskError | None:
+        return self.shared.reserve(estimate, bound)
 
     def settle(self, reserved: float, reply: ModelReply | None) -> None:
         self.shared.settle(reserved, reply)

@@ -1,6 +1,7 @@
 """`sexp batch FILE --data IN.jsonl` (SPEC §10.5): run a program once per input line, each line
 its own recorded run; the rows' results in OUT, in input order; exit 0 when every row is ok, 1
-when one is not, 2 when the batch cannot start (a malformed input line: nothing runs)."""
+when one is not or OUT could not be written, 2 when the batch cannot start (a malformed input
+line, an OUT that is its input: nothing runs)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..diagnostics import error_line, format_error, report
-from ..errors import BatchError, TemplateError
+from ..errors import BatchError, OutWriteError, TemplateError
 from ..lang.printer import to_json_value
 from .bindings import parse_bindings
 from .setting_options import add_setting_options
@@ -27,7 +28,8 @@ does), each row its own recorded run (`sexp trace RUN_ID`). The rows' results go
 JSON line per input line, in input order: {"index", "status": "ok"|"error", "value", "error",
 "run_id", "tokens", "cost_usd", "seconds"}. A failing row never stops the others.
 
-Exit status: 0 every row ok, 1 some row failed, 2 the batch could not start (nothing ran).
+Exit status: 0 every row ok, 1 some row failed or OUT could not be written as rows ended (a
+full disk: the batch stops, resume it), 2 the batch could not start (nothing ran).
 """
 
 
@@ -93,6 +95,9 @@ def batch_command(args: argparse.Namespace, settings: Settings) -> int:
 
     try:
         summary = run_batch(_options(args, settings), settings)
+    except OutWriteError as err:  # rows ran, OUT could not be written: the batch did not finish
+        report(error_line(err.message, err.where))
+        return EXIT_ERROR
     except BatchError as err:
         report(error_line(err.message, err.where))
         return EXIT_USAGE

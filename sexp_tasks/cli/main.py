@@ -272,6 +272,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "store": args.store,
         "workspace": args.workspace,
         "max_cost_usd": args.max_cost,
+        "script_user": args.script_user,
         "quiet": getattr(args, "quiet", False) or None,
     }
 

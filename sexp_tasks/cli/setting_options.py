@@ -13,6 +13,7 @@ SETTING_HELP = {
     "store": "the run store (default .sexp/store.db)",
     "workspace": "the directory files are confined to",
     "max_cost": "stop model calls once this much is spent",
+    "script_user": "run scripts as USER (sexp running as root; see docs/security.md)",
 }
 
 
@@ -29,3 +30,4 @@ def add_setting_options(parser: argparse.ArgumentParser, **help: str) -> None:
     parser.add_argument("--store", metavar="PATH", help=text["store"])
     parser.add_argument("--workspace", metavar="DIR", help=text["workspace"])
     parser.add_argument("--max-cost", type=float, metavar="USD", help=text["max_cost"])
+    parser.add_argument("--script-user", metavar="USER", help=text["script_user"])

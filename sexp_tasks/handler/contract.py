@@ -76,6 +76,7 @@ class HandlerConfig:
     timeout: float = 600.0
     workspace: Path = field(default_factory=Path.cwd)
     script_timeout: float = 60.0
+    script_user: str | None = None  # the user scripts and run_command run as (config.Settings)
 
 
 @dataclass

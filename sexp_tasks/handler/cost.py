@@ -1,9 +1,12 @@
 """What model calls cost: the run's budget (max_cost_usd) and how a cost is written.
 
-The budget holds under concurrency (SPEC §10.1): before it is sent, a call reserves an estimate of
-its cost and is refused when what is spent plus what is reserved would pass the budget; when it
-ends, its reservation is replaced by what it really cost (released when it failed). Calls in flight
-together can then pass the budget only by what their outputs cost beyond the estimates.
+The budget holds under concurrency (SPEC §10.1): before it is sent, a call reserves the most it
+can cost (its prompt, and its output at max_tokens, else at the model's largest output); when it
+ends, its reservation is replaced by what it really cost (released when it failed). A call whose
+reservation does not fit beside those in flight waits for them to settle; a call alone is sent when
+its likely cost (output at max_tokens, else at the largest output the run has seen) fits, as
+before, and refused when it does not. So calls sent together never pass the budget, and the run
+passes it by at most what one call alone costs beyond its likely cost: one call's worth.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from dataclasses import dataclass
 
 from ..results import TaskError
 from .llm import ModelReply
+
+WAIT_STEP = 0.1  # seconds between checks while a call waits for reservations to settle (Ctrl-C gets in)
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class CostBudget:
         self._largest_output = 0  # the most output tokens a call of this run has given
         self._made = Spending()  # by this process (a resumed run's earlier spending is seeded)
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)  # a reservation was settled
 
     @property
     def spent(self) -> float:
@@ -60,19 +66,30 @@ class CostBudget:
             self._spent = spent
 
     def refusal(self) -> TaskError | None:
-        """The error refusing any further model call once the budget is spent, else None."""
+        """The error refusing any further model call once the budget is spent, else None (what is
+        reserved for calls in flight is no refusal: a call waits for them to settle)."""
         with self._lock:
+            if self.limit is None or self._spent < self.limit:
+                return None
             return self._refused(0.0)
 
-    def reserve(self, estimate: float) -> TaskError | None:
-        """Hold estimate against the budget for a call about to be sent (settle it when the call
-        ends); the error refusing the call instead when it would pass the budget."""
-        with self._lock:
-            refused = self._refused(estimate)
-            if refused is None:
-                self._reserved += estimate
-                self._in_flight += 1
-            return refused
+    def reserve(self, estimate: float, bound: float | None = None) -> TaskError | None:
+        """Hold bound (the most the call can cost; default estimate, its likely cost) against the
+        budget for a call about to be sent (settle it when the call ends), waiting while calls in
+        flight leave no room for it; the error refusing the call instead when the budget is spent
+        or, alone, its likely cost would pass it. What it holds: reserved()."""
+        most = estimate if bound is None else max(bound, estimate)
+        with self._settled:
+            while self._refused(most) is not None:  # no room beside the calls in flight
+                if not self._in_flight or self._spent >= (self.limit or 0.0):
+                    refused = self._refused(estimate)  # alone (or spent): its likely cost decides
+                    if refused is not None:
+                        return refused
+                    break
+                self._settled.wait(WAIT_STEP)  # a timeout, so that an interrupt reaches this thread
+            self._reserved += most
+            self._in_flight += 1
+            return None
 
     def settle(self, reserved: float, reply: ModelReply | None) -> None:
         """Replace a call's reservation by what its reply cost (nothing when it got none), noting
@@ -82,6 +99,7 @@ class CostBudget:
             self._reserved = self._reserved - reserved if self._in_flight else 0.0  # no rounding drift
             if reply is not None:
                 self._count(reply)
+            self._settled.notify_all()
 
     def spend(self, reply: ModelReply) -> None:
         """Count a call that reserved nothing (a replayed one)."""

@@ -42,6 +42,7 @@ class Handler:
             services.ask_user,
             {**services.python_tools, **config.program_tools},
         )
+        self.tools.script_user = config.script_user
         self.turns = 0
         self.context_tokens = 0
         self.context_limit = 0
@@ -352,19 +353,21 @@ class Handler:
             self.warnings.append(warning)
 
     def _reserve(self, model: str) -> float:
-        """Reserve this call's estimated cost against the run's budget (SPEC §10.1): its prompt, and
-        output at max_tokens when set, else at the largest output of the run so far; _Stop when the
-        budget cannot hold it."""
+        """Reserve this call's cost against the run's budget (SPEC §10.1, handler/cost.py): its
+        prompt, and output at max_tokens when set, else likely at the largest output of the run so
+        far and at most at the model's largest output; _Stop when the budget cannot hold it. What
+        it reserved."""
         budget = self.services.budget
-        estimate = 0.0
+        estimate = bound = 0.0
         if budget.limit is not None:
             limit = self.config.max_tokens or self.config.generation.get("max_tokens")
-            output = limit or budget.largest_output
-            estimate = llm.estimate_cost(model, self.context_tokens, output)
-        refusal = budget.reserve(estimate)
+            estimate = llm.estimate_cost(model, self.context_tokens, limit or budget.largest_output)
+            most = limit or max(budget.largest_output, llm.output_limit(model))
+            bound = llm.estimate_cost(model, self.context_tokens, most)
+        refusal = budget.reserve(estimate, bound)
         if refusal is not None:
             raise _Stop(refusal, self.partial)
-        return estimate
+        return max(estimate, bound)
 
     def _resources(self) -> dict[str, Any]:
         return {

@@ -19,6 +19,7 @@ from ..redact import scrub
 from .request import litellm_arguments, model_request
 
 DEFAULT_INPUT_WINDOW = 100_000
+DEFAULT_OUTPUT_LIMIT = 4096  # output tokens a call reserves against a budget when the model gives none
 # Where litellm keeps the callbacks a user may register; when all are empty its per-call logging
 # (a payload built for every response, on a background thread) serves nobody and is skipped.
 _CALLBACK_LISTS = (
@@ -113,6 +114,18 @@ def input_window(model: str) -> int:
     info = models.get(name) or models.get(name.split("/", 1)[-1]) or {}
     window = info.get("max_input_tokens") or info.get("max_tokens")
     return int(window) if window else DEFAULT_INPUT_WINDOW
+
+
+@cache
+def output_limit(model: str) -> int:
+    """The most output tokens one call to model can give, from litellm's model info (as
+    input_window reads it); DEFAULT_OUTPUT_LIMIT when unknown. What a call without max_tokens
+    reserves against a budget (handler.py)."""
+    name = "openai/" + model.removeprefix("mock/") if model.startswith("mock/") else model
+    models = _model_map()
+    info = models.get(name) or models.get(name.split("/", 1)[-1]) or {}
+    found = info.get("max_output_tokens") or info.get("max_tokens")
+    return int(found) if isinstance(found, int) and found > 0 else DEFAULT_OUTPUT_LIMIT
 
 
 @cache

@@ -99,6 +99,7 @@ class ToolBox:
         self.python = {name: python_tools[name] for name in names if python_tools and name in python_tools}
         self._root = workspace
         self.script_timeout = script_timeout
+        self.script_user: str | None = None  # the user run_command runs as (the script_user setting)
         self.ask_user = ask_user
 
     @cached_property
@@ -155,9 +156,12 @@ class ToolBox:
 
     def _run_command(self, command: str) -> str:
         try:
-            outcome = run_command(str(command), self.workspace.root, self.script_timeout)
+            root, timeout = self.workspace.root, self.script_timeout
+            outcome = run_command(str(command), root, timeout, user=self.script_user)
         except FileNotFoundError:
             return f"error: run_command: cannot start {command!r}: command not found"
+        except PermissionError as err:  # the script_user cannot be switched to
+            return f"error: run_command: cannot start {command!r}: {err.strerror}"
         status = "timed out" if outcome.timed_out else f"exit code {outcome.exit_code}"
         return json.dumps({"status": status, "stdout": outcome.stdout, "stderr": outcome.stderr})
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pwd
 import selectors
 import shlex
 import signal
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from ..redact import hide_credentials_from_other_processes, is_credential_name
 from ..resources import package_file
-from .launcher import descendants
+from .launcher import RUN_AS, descendants
 from .output_capture import CHUNK, OutputCapture
 from .stray_processes import exited, sweep
 
@@ -105,8 +106,10 @@ def run_command(
     shell: bool = False,
     args: Sequence[str] = (),
     output_limit: int = OUTPUT_LIMIT,
+    user: str | None = None,
 ) -> CommandOutcome:
-    """Run command in cwd; kill everything it started when it ends or after timeout seconds.
+    """Run command in cwd (as user, when given: the script_user setting); kill everything it
+    started when it ends or after timeout seconds.
 
     Raises OSError (FileNotFoundError when the command does not exist) when it cannot start,
     ValueError when the command is empty or cannot be split.
@@ -117,8 +120,25 @@ def run_command(
     hide_credentials_from_other_processes()  # before the first script can look at this process
     if not Path(cwd).is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "no such directory", str(cwd))
-    run = _Run(argv, Path(cwd), timeout, input, scrubbed_environment(env), output_limit)
+    environment = scrubbed_environment(env)
+    if user:
+        environment.update(_run_as(user))
+    run = _Run(argv, Path(cwd), timeout, input, environment, output_limit)
     return run.outcome()
+
+
+def _run_as(user: str) -> dict[str, str]:
+    """What the launcher needs to run the command as user (RUN_AS: `uid:gid`, which it takes out
+    of the command's environment), and the user's HOME, USER and LOGNAME; PermissionError when
+    this process cannot switch to user."""
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        raise PermissionError(errno.EPERM, f"cannot run scripts as {user!r}: no such user") from None
+    if os.geteuid() != 0 and entry.pw_uid != os.geteuid():
+        raise PermissionError(errno.EPERM, f"cannot run scripts as {user!r}: sexp is not running as root")
+    home = {"HOME": entry.pw_dir, "USER": entry.pw_name, "LOGNAME": entry.pw_name}
+    return {RUN_AS: f"{entry.pw_uid}:{entry.pw_gid}", **home}
 
 
 class _Run:

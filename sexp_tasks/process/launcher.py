@@ -29,6 +29,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 STATUS_FD = -1  # set from the command line
 POLL_SECONDS = 0.01
+RUN_AS = "SEXP_RUN_AS"  # in the launcher's environment only: `uid:gid` to run the command as (script_user)
 
 
 class Terminate(Exception):
@@ -69,6 +70,7 @@ def _start(argv: list[str], lc_ctype: str) -> int:
     """Fork and exec argv; the child's pid, or raise OSError when exec fails."""
     environment = dict(os.environ)
     environment.pop("LC_CTYPE", None)
+    run_as = environment.pop(RUN_AS, None)
     if lc_ctype.startswith("="):
         environment["LC_CTYPE"] = lc_ctype[1:]
     read_end, write_end = os.pipe()  # close-on-exec: EOF without data means exec succeeded
@@ -80,6 +82,12 @@ def _start(argv: list[str], lc_ctype: str) -> int:
             for name in ("SIGPIPE", "SIGXFSZ", "SIGTERM", "SIGHUP"):
                 if hasattr(signal, name):
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
+            if run_as:  # the script_user setting: drop root for good before the command starts
+                uid, gid = (int(part) for part in run_as.split(":"))
+                os.get_exec_path(environment)  # imports what execvpe needs while Python's files are readable
+                os.setgroups([gid])
+                os.setgid(gid)
+                os.setuid(uid)
             os.execvpe(argv[0], argv, environment)
         except OSError as err:
             os.write(write_end, str(err.errno or 0).encode())

@@ -76,6 +76,7 @@ def run_script(request: ScriptRequest, workspace: Path, settings: Settings) -> S
             input=request.input,
             env=request.env,
             output_limit=settings.script_output_limit,
+            user=settings.script_user,
         )
     except (OSError, ValueError) as err:
         message = start_failure(err, argv[0]) if isinstance(err, OSError) else str(err)

@@ -84,9 +84,8 @@ class TaskSystem:
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
-        """The program's own tasks/ (SPEC §10.1), ./tasks, sexp.toml and SEXP_TEMPLATES
-        directories, then --templates (later wins); a directory named twice is read once, in its
-        later place."""
+        """The program's own tasks/ (SPEC §10.1), ./tasks, sexp.toml and SEXP_TEMPLATES dirs, then
+        --templates (later wins); a directory named twice is read once, in its later place."""
         dirs = [program.parent / "tasks"] if program is not None else []
         dirs += [Path("tasks"), *(Path(d) for d in (*self.settings.templates, *self.settings.template_flags))]
         found = [d for d in dirs if d.is_dir()]
@@ -237,6 +236,7 @@ class TaskSystem:
             generation=merge_generation(self.settings.generation, template.generation, options.generation),
             workspace=workspace,
             script_timeout=float(self.settings.script_timeout),
+            script_user=self.settings.script_user,
         )
         return PreparedCall(prompt, config, options, files, file_warnings)
 
