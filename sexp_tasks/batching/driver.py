@@ -29,11 +29,11 @@ from ..handler.cost import CostBudget, format_cost
 from ..runs import batches
 from ..runs.journal import new_run_id, program_hash
 from ..runs.store import Store
-from ..runtime import Runtime
 from ..syntax.reader import read
 from ..tasks.progress import progress
 from .input_lines import check_input, read_rows
 from .out_file import OutFile
+from .row_names import RowNames, row_names
 from .row_runner import cassette_for, library_for, plain_settings
 from .rows import ProgramBundle, RowJob, RowOutcome
 from .thread_executor import ThreadExecutor
@@ -124,7 +124,7 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
         (lambda message: None) if settings.quiet else (lambda message: _line(stream, warning_line(message)))
     )
     batch_id = options.resume or uuid.uuid4().hex[:12]
-    library_for(batch_id, settings, options.program, warn)  # nor one whose templates do not load
+    library = library_for(batch_id, settings, options.program, warn)  # nor one whose templates do not load
     if settings.record and options.executor == "ray":
         raise BatchError("--record cannot be used with --executor ray (rows record in other processes)")
     try:
@@ -137,7 +137,8 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
             raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
         store = Store(settings.store, create=False)
     try:
-        job = _Batch(options, settings, stream, store, text, concurrency, make_executor)
+        names = row_names(settings, library, str(options.program), text)
+        job = _Batch(options, settings, stream, store, text, concurrency, make_executor, names)
         store = job.store
         return job.run(batch_id, began)
     finally:
@@ -157,9 +158,10 @@ class _Batch:
         text: str,
         concurrency: int,
         make_executor: ExecutorFactory,
+        names: RowNames,
     ) -> None:
         """store: the open store of a resumed batch; a new batch opens (or makes) it once its input
-        is checked."""
+        is checked. names: what the rows must not bind as globals."""
         self.options, self.settings, self.err = options, settings, err
         self.concurrency = concurrency
         self.make_executor = make_executor
@@ -170,8 +172,9 @@ class _Batch:
             if self.recorded is None:
                 raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
         self.data = self._data()
-        special_forms = Runtime(settings, load_templates=False).compiler.forms
-        self.total, self.digest = check_input(self.data, special_forms)
+        self.total, self.digest, keys = check_input(self.data)
+        self.unbound = names.unbound(keys, options.shared_inputs)
+        self.notices = names.warnings(keys, options.shared_inputs)  # said before any row runs
         self._check_resumable()
         self.out = options.out or self._recorded_out() or Path(f"{options.program.stem}.results.jsonl")
         self.budget = None if settings.max_cost_usd is None else CostBudget(settings.max_cost_usd)
@@ -220,6 +223,8 @@ class _Batch:
             raise
         try:
             self._say(f"batch: {batch_id}")
+            for notice in self.notices:
+                self._say(warning_line(notice))
             status = self._run_rows(batch_id, executor, out)
         finally:
             held.close()
@@ -291,7 +296,7 @@ class _Batch:
     def _jobs(self, batch_id: str, out: OutFile, advance: Any) -> Iterator[RowJob]:
         """The rows to run, read from the input as the executor asks for them."""
         resuming = self.recorded is not None
-        for index, inputs in enumerate(read_rows(self.data)):
+        for index, row in enumerate(read_rows(self.data)):
             run_id, again = new_run_id(), False
             if resuming:
                 stored = batches.stored_row(self.store, batch_id, index)
@@ -303,8 +308,11 @@ class _Batch:
                     run_id, again = stored["run_id"], True
             batches.row_started(self.store, batch_id, index, run_id)
             settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
-            inputs = {**self.options.shared_inputs, **inputs} if self.options.shared_inputs else inputs
-            yield RowJob(batch_id, index, inputs, self.bundle, settings, run_id, again, self.options.force)
+            inputs = {**self.options.shared_inputs, **row} if self.options.shared_inputs else row
+            force = self.options.force
+            yield RowJob(
+                batch_id, index, inputs, self.bundle, settings, run_id, again, force, row, self.unbound
+            )
 
     def _left(self) -> float | None:
         """What is left of the batch's budget, for a row that does not share it (Ray)."""

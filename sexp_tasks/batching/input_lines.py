@@ -1,4 +1,5 @@
-"""A batch's input (SPEC §10.5): a JSONL file, one JSON object a line, whose keys bind globals.
+"""A batch's input (SPEC §10.5): a JSONL file, one JSON object a line, whose keys bind globals
+(row_names.py says which) and which is the global `row`.
 
 The file is read twice, streaming, never held whole: once to check every line before any row
 runs (a malformed line is an error naming it, `IN.jsonl:7: error: ...`, and nothing runs), and
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,9 @@ from ..syntax.nodes import Symbol
 from ..syntax.reader import read
 
 
-def check_input(path: Path, special_forms: Container[str]) -> tuple[int, str]:
-    """Check every line of path: (the number of rows, a digest of the file's bytes); a BatchError
-    naming the first malformed line."""
+def check_input(path: Path) -> tuple[int, str, list[str]]:
+    """Check every line of path: (the number of rows, a digest of the file's bytes, every key in
+    the order first seen); a BatchError naming the first malformed line."""
     digest = hashlib.sha256()
     count = 0
     names: dict[str, bool] = {}  # the keys seen so far, checked once each
@@ -32,9 +33,9 @@ def check_input(path: Path, special_forms: Container[str]) -> tuple[int, str]:
             continue
         for key in row:
             if key not in names:
-                names[key] = _check_name(key, special_forms, f"{path}:{number}")
+                names[key] = _check_name(key, f"{path}:{number}")
         count += 1
-    return count, digest.hexdigest()
+    return count, digest.hexdigest(), list(names)
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -99,10 +100,9 @@ def _json_type(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
-def _check_name(name: str, special_forms: Container[str], where: str) -> bool:
-    """True when a program could bind name (a symbol that is no special form); else a BatchError."""
-    if name in special_forms:
-        raise BatchError(f"key '{name}' is a special form; it cannot be bound", where)
+def _check_name(name: str, where: str) -> bool:
+    """True when name is a symbol (a special form's too: row_names.py decides what is bound);
+    else a BatchError."""
     try:
         forms = read(name, where)
     except ReadError:

@@ -1,5 +1,6 @@
 """Running one row of a batch: a Runtime of its own, recording into the batch's store, with the
-row's inputs bound as globals; never raises for the user's errors (they become status "error").
+row in the global `row` and its inputs bound as globals (but those row_names.py keeps out);
+never raises for the user's errors (they become status "error").
 
 What costs the same for every row is done once per process: the prelude is read once (see
 lang/prelude.py) and the templates once per batch (`library_for`);
@@ -29,6 +30,7 @@ from ..runs.store import Store
 from ..runtime import Runtime
 from ..tasks.library import TaskLibrary
 from ..tasks.runner import TaskSystem
+from .row_names import ROW
 from .rows import RowJob, RowOutcome
 
 _LIBRARIES: dict[tuple[Any, ...], TaskLibrary] = {}
@@ -154,7 +156,9 @@ def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowO
         settings = Settings(**job.settings)
         runtime = RowRuntime(settings, store, job, budget)
         for name, given in job.inputs.items():
-            runtime.define(name, given)
+            if name not in job.unbound:
+                runtime.define(name, given)
+        runtime.define(ROW, job.inputs if job.row is None else job.row)
         resume = job.run_id if job.resuming and store.run(job.run_id) is not None else None
         path = Path(job.program.path)
         result = runtime.run_recorded(path, job.program.text, dict(job.inputs), resume, job.force)

@@ -1,0 +1,160 @@
+"""`sexp batch` rows (SPEC §11.1): the global `row`, columns that would shadow a built-in or the
+program's own definitions, `--retry-failed`, positioned row errors, the input check's bounds,
+and forced resumes after an edit.
+
+Batches run as real `sexp batch` processes against mock models, or the local server in
+tests/llm_server.py where requests are counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Cli
+from llm_server import LLMServer
+
+import sexp_tasks
+
+SUMMARY = re.compile(r"^batch: ([0-9a-f]{12}) (\d+)/(\d+) ok, (\d+) tokens, (\$[0-9.]+), ([0-9.]+) s", re.M)
+GREET = '(defatom greet (params (name string)) (instructions "Greet {{name}}"))\n'
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def jsonl(path: Path, rows: list[Any]) -> Path:
+    return write(path, "".join(json.dumps(row) + "\n" for row in rows))
+
+
+def results(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    try:
+        return db.execute(query, parameters).fetchall()
+    finally:
+        db.close()
+
+
+def batch_id(err: str) -> str:
+    found = SUMMARY.search(err)
+    assert found, err
+    return found.group(1)
+
+
+def warnings(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("warning: ")]
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    llm = LLMServer().start()
+    yield llm
+    llm.stop()
+
+
+def server_env(server: LLMServer) -> dict[str, str]:
+    return {
+        "SEXP_API_BASE": server.base_url,
+        "SEXP_MODEL": "openai/test-model",
+        "OPENAI_API_KEY": "sk-fake-batch-rows",
+    }
+
+
+# Columns and built-ins ---------------------------------------------------------------------------
+
+
+def test_columns_named_as_built_ins_are_not_bound_and_row_holds_every_column(
+    cli: Cli, workspace: Path
+) -> None:
+    # format and length are primitives, get and dict are used by the library (refine), if is a
+    # special form: binding any of them as a global would break the program or the library.
+    write(
+        workspace / "p.sexp",
+        '(list (format "{}:{}" text (get row "format")) (length (list 1 2)) (get row "length")'
+        ' (get row "if") (dict "a" 1) (keys row))\n',
+    )
+    rows = [{"text": f"t{i}", "format": "pdf", "length": 7, "get": "x", "dict": 1, "if": i} for i in range(3)]
+    jsonl(workspace / "in.jsonl", rows)
+    status, out, err = cli("batch", "p.sexp", "--data", "in.jsonl")
+    assert (status, out) == (0, ""), err
+    got = results(workspace / "p.results.jsonl")
+    assert [row["value"] for row in got] == [
+        [f"t{i}:pdf", 2, 7, i, {"a": 1}, ["text", "format", "length", "get", "dict", "if"]] for i in range(3)
+    ]
+    assert warnings(err) == [
+        f"warning: column '{key}' is not bound (a built-in has that name); use (get row \"{key}\")"
+        for key in ("format", "length", "get", "dict", "if")
+    ]
+    assert err.index("warning: ") < err.index(f"batch: {batch_id(err)} 3/3 ok")
+
+
+def test_a_column_the_program_defines_is_not_bound(cli: Cli, workspace: Path) -> None:
+    # Before the fix the column bound `label`, and the program's define replaced it only when it
+    # ran: read before that, the global was the column's.
+    write(
+        workspace / "p.sexp",
+        '(define seen (try label (catch e "unbound")))\n(define (label x) (str "L" x))\n'
+        '(list seen (label (get row "label")) other)\n',
+    )
+    jsonl(workspace / "in.jsonl", [{"label": "a", "other": 1}, {"label": "b", "other": 2}])
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl")
+    assert status == 0, err
+    assert [row["value"] for row in results(workspace / "p.results.jsonl")] == [
+        ["unbound", "La", 1],
+        ["unbound", "Lb", 2],
+    ]
+    assert warnings(err) == [
+        "warning: column 'label' is not bound (the program defines that name); use (get row \"label\")"
+    ]
+
+
+def test_a_set_value_named_as_a_built_in_is_not_bound(cli: Cli, workspace: Path) -> None:
+    write(workspace / "p.sexp", '(list (format "{}" x) greeting)\n')
+    jsonl(workspace / "in.jsonl", [{"x": 1}])
+    status, _, err = cli(
+        "batch",
+        "p.sexp",
+        "--data",
+        "in.jsonl",
+        "--set-str",
+        "format=pdf",
+        "--set",
+        "greeting=2",
+        "--set",
+        "if=3",
+    )
+    assert status == 0, err
+    assert results(workspace / "p.results.jsonl")[0]["value"] == ["1", 2]
+    assert warnings(err) == [
+        "warning: --set 'if' is not bound (a built-in has that name)",  # --set's, then --set-str's
+        "warning: --set 'format' is not bound (a built-in has that name)",
+    ]
+
+
+def test_a_column_named_row_is_in_row_only(cli: Cli, workspace: Path) -> None:
+    write(workspace / "p.sexp", '(list (get row "row") (get row "x"))\n')
+    jsonl(workspace / "in.jsonl", [{"row": 5, "x": 1}])
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl")
+    assert status == 0, err
+    assert results(workspace / "p.results.jsonl")[0]["value"] == [5, 1]
+    assert warnings(err) == [
+        "warning: column 'row' is not bound (a built-in has that name); use (get row \"row\")"
+    ]
+
+
+def test_the_python_entry_point_binds_rows_the_same_way(workspace: Path) -> None:
+    write(workspace / "p.sexp", '(format "{}/{}" (get row "format") n)\n')
+    rows = sexp_tasks.batch("p.sexp", [{"format": "pdf", "n": 1}], quiet=True)
+    assert [row["value"] for row in rows] == ["pdf/1"]
