@@ -158,3 +158,62 @@ def test_the_python_entry_point_binds_rows_the_same_way(workspace: Path) -> None
     write(workspace / "p.sexp", '(format "{}/{}" (get row "format") n)\n')
     rows = sexp_tasks.batch("p.sexp", [{"format": "pdf", "n": 1}], quiet=True)
     assert [row["value"] for row in rows] == ["pdf/1"]
+
+
+# Retrying failed rows ----------------------------------------------------------------------------
+
+
+def bad_answer_batch(cli: Cli, workspace: Path, server: LLMServer, good: set[str]) -> str:
+    """A batch of rows a, b, c whose model answers b with nothing (INVALID_OUTPUT); its id."""
+    server.answer = lambda body: (
+        "<output>hi</output>" if str(body["messages"][-1]["content"])[-1] in good else "  "
+    )
+    write(workspace / "p.sexp", GREET + "(greet name)\n")
+    jsonl(workspace / "in.jsonl", [{"name": n} for n in "abc"])
+    status, _, err = cli(
+        "batch", "p.sexp", "--data", "in.jsonl", "--concurrency", "1", env=server_env(server)
+    )
+    assert status == 1, err
+    assert [row["status"] for row in results(workspace / "p.results.jsonl")] == ["ok", "error", "ok"]
+    assert len(server.requests) == 3
+    return batch_id(err)
+
+
+def test_retry_failed_runs_the_error_rows_again_as_fresh_runs(
+    cli: Cli, workspace: Path, server: LLMServer
+) -> None:
+    ident = bad_answer_batch(cli, workspace, server, {"a", "c"})
+    before = results(workspace / "p.results.jsonl")
+    server.answer = lambda body: "<output>hi</output>"  # the model would answer well now
+    status, _, err = cli("batch", "p.sexp", "--resume", ident, env=server_env(server))
+    assert status == 1 and len(server.requests) == 3  # a plain resume replays b's recorded answer
+    assert results(workspace / "p.results.jsonl")[1]["status"] == "error"
+    status, _, err = cli("batch", "p.sexp", "--resume", ident, "--retry-failed", env=server_env(server))
+    assert status == 0, err
+    after = results(workspace / "p.results.jsonl")
+    assert [row["status"] for row in after] == ["ok", "ok", "ok"] and len(server.requests) == 4
+    assert str(server.requests[-1].body["messages"][-1]["content"]).endswith("b")
+    assert after[0] == before[0] and after[2] == before[2]  # ok rows are kept as they were
+    assert after[1]["run_id"] != before[1]["run_id"]  # a fresh run
+    assert SUMMARY.search(err).groups()[1:3] == ("3", "3")  # type: ignore[union-attr]
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", "--retry-failed")
+    assert status == 2 and err == "error: --retry-failed needs --resume BATCH_ID\n"
+
+
+def test_retry_failed_from_python(
+    workspace: Path, server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in server_env(server).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(workspace)
+    server.answer = lambda body: (
+        "<output>hi</output>" if str(body["messages"][-1]["content"]).endswith("a") else ""
+    )
+    write(workspace / "p.sexp", GREET + "(greet name)\n")
+    given = [{"name": "a"}, {"name": "b"}]
+    rows = sexp_tasks.batch("p.sexp", given, quiet=True)
+    assert [row["status"] for row in rows] == ["ok", "error"]
+    ident = sqlite3.connect(workspace / ".sexp" / "store.db").execute("SELECT id FROM batches").fetchone()[0]
+    server.answer = lambda body: "<output>hi</output>"
+    rows = sexp_tasks.batch("p.sexp", given, resume=ident, retry_failed=True, quiet=True)
+    assert [row["status"] for row in rows] == ["ok", "ok"] and len(server.requests) == 3

@@ -5,7 +5,8 @@ The driver checks the whole input first (nothing runs when a line is malformed),
 batch in the store, hands rows to the executor lazily (never more than `concurrency` in flight),
 records each row in `batch_rows` as it starts and as it ends, writes OUT as rows finish, and
 ends with the summary line. `--resume` runs only the rows without an ok result, resuming the
-runs they recorded, so no completed model call is paid twice.
+runs they recorded, so no completed model call is paid twice; with `--retry-failed` (SPEC §11.1)
+the rows whose result is an error run as fresh runs instead, so their model calls are sent again.
 
 The budget (`--max-cost`) is the whole batch's: on threads every row reserves from one shared
 budget (a row refused by it ends FAILED, status "error", with the budget's message); on Ray each
@@ -65,6 +66,7 @@ class BatchOptions:
     ray_address: str | None = None
     resume: str | None = None
     force: bool = False
+    retry_failed: bool = False  # with resume: run the rows whose result is an error again, afresh
     data_label: str | None = None  # what the store records as the input (`<python>` for rows given in Python)
     shared_inputs: dict[str, Any] = field(
         default_factory=dict
@@ -123,6 +125,8 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     warn = (
         (lambda message: None) if settings.quiet else (lambda message: _line(stream, warning_line(message)))
     )
+    if options.retry_failed and options.resume is None:
+        raise BatchError("--retry-failed needs --resume BATCH_ID")
     batch_id = options.resume or uuid.uuid4().hex[:12]
     library = library_for(batch_id, settings, options.program, warn)  # nor one whose templates do not load
     if settings.record and options.executor == "ray":
@@ -304,8 +308,8 @@ class _Batch:
                     out.add_stored(index)
                     advance()
                     continue
-                if stored is not None:
-                    run_id, again = stored["run_id"], True
+                if stored is not None and not (self.options.retry_failed and stored["status"] == "error"):
+                    run_id, again = stored["run_id"], True  # else a fresh run: a new answer
             batches.row_started(self.store, batch_id, index, run_id)
             settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
             inputs = {**self.options.shared_inputs, **row} if self.options.shared_inputs else row

@@ -64,6 +64,11 @@ def add_batch_parser(commands: Any) -> None:
         "--force", action="store_true", help="with --resume: resume an edited program or input"
     )
     batch.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --resume: run the rows whose result is an error again, as fresh runs",
+    )
+    batch.add_argument(
         "--set",
         action="append",
         default=[],
@@ -120,5 +125,6 @@ def _options(args: argparse.Namespace, settings: Settings) -> BatchOptions:
         ray_address=args.ray_address,
         resume=args.resume,
         force=args.force,
+        retry_failed=args.retry_failed,
         shared_inputs=shared,
     )
