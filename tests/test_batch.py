@@ -164,7 +164,7 @@ def test_a_failed_task_result_makes_the_row_an_error(cli: Cli, workspace: Path) 
     write(workspace / "replies.json", json.dumps(["   "]))  # an empty answer is INVALID_OUTPUT
     status, _, _ = cli("batch", "p.sexp", "--data", "in.jsonl", "--mock-responses", "replies.json")
     [row] = results(workspace / "p.results.jsonl")
-    assert status == 1 and row["status"] == "error" and row["error"].startswith("error: ")
+    assert status == 1 and row["status"] == "error" and row["error"].startswith("p.sexp:2:1: error: ")
 
 
 def test_rows_see_the_program_s_templates_and_set_values(cli: Cli, workspace: Path) -> None:

@@ -217,3 +217,19 @@ def test_retry_failed_from_python(
     server.answer = lambda body: "<output>hi</output>"
     rows = sexp_tasks.batch("p.sexp", given, resume=ident, retry_failed=True, quiet=True)
     assert [row["status"] for row in rows] == ["ok", "ok"] and len(server.requests) == 3
+
+
+# Row errors -------------------------------------------------------------------------------------
+
+
+def test_a_row_whose_value_is_a_failed_result_has_a_positioned_error(cli: Cli, workspace: Path) -> None:
+    # docs/batch.md: `error` is `file:line:col: error: message`; the value that failed is the
+    # program's last form's.
+    write(workspace / "p.sexp", GREET + "(define x 1)\n  (greet name)\n")
+    write(workspace / "replies.json", json.dumps(["   "]))  # an empty answer is INVALID_OUTPUT
+    jsonl(workspace / "in.jsonl", [{"name": "a"}])
+    args = ("--model", "mock/m", "--mock-responses", "replies.json")
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", *args)
+    [row] = results(workspace / "p.results.jsonl")
+    assert status == 1 and row["status"] == "error", err
+    assert row["error"].startswith("p.sexp:3:3: error: INVALID_OUTPUT"), row["error"]

@@ -169,7 +169,9 @@ class _Batch:
         self.options, self.settings, self.err = options, settings, err
         self.concurrency = concurrency
         self.make_executor = make_executor
-        self.bundle = ProgramBundle(str(options.program), text, {})
+        forms = read(text, str(options.program))
+        last = (forms[-1].span.line, forms[-1].span.column) if forms and forms[-1].span else None
+        self.bundle = ProgramBundle(str(options.program), text, {}, last)
         self.recorded: dict[str, Any] | None = None
         if store is not None and options.resume is not None:
             self.recorded = batches.batch(store, options.resume)

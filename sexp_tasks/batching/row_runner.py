@@ -31,7 +31,7 @@ from ..runtime import Runtime
 from ..tasks.library import TaskLibrary
 from ..tasks.runner import TaskSystem
 from .row_names import ROW
-from .rows import RowJob, RowOutcome
+from .rows import ProgramBundle, RowJob, RowOutcome
 
 _LIBRARIES: dict[tuple[Any, ...], TaskLibrary] = {}
 _CASSETTES: dict[tuple[str, str, str], Cassette] = {}
@@ -165,8 +165,8 @@ def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowO
         failure = failed_result_line(result)
         if failure is None:
             status, value = "ok", json.loads(to_json(result))  # to_json refuses NaN and infinity
-        else:
-            error = " ".join(failure.split())
+        else:  # at the form whose value it is: the program's last (docs/batch.md's file:line:col)
+            error = " ".join(_at(failure, job.program).split())
     except Exception as exc:  # the row's error (or a bug): the row failed, the batch goes on
         error = scrub(format_failure(exc).splitlines()[0])
     finally:
@@ -175,6 +175,14 @@ def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowO
     tokens, cost = run_totals(store, job.run_id)
     seconds = round(time.monotonic() - began, 3)
     return RowOutcome(job.index, status, value, error, job.run_id, tokens, cost, seconds)
+
+
+def _at(failure: str, program: ProgramBundle) -> str:
+    """failure (`error: ...`) positioned at program's last top-level form, when known."""
+    if program.last_form is None:
+        return failure
+    line, column = program.last_form
+    return f"{program.path}:{line}:{column}: {failure}"
 
 
 def run_totals(store: Store, run_id: str) -> tuple[int, float]:

@@ -17,6 +17,7 @@ class ProgramBundle:
     path: str  # the program's path as given (error positions, step keys)
     text: str
     templates: dict[str, str]
+    last_form: tuple[int, int] | None = None  # where the last top-level form begins: line, column
 
 
 @dataclass(frozen=True)
