@@ -233,3 +233,55 @@ def test_a_row_whose_value_is_a_failed_result_has_a_positioned_error(cli: Cli, w
     [row] = results(workspace / "p.results.jsonl")
     assert status == 1 and row["status"] == "error", err
     assert row["error"].startswith("p.sexp:3:3: error: INVALID_OUTPUT"), row["error"]
+
+
+# The input check's bounds ------------------------------------------------------------------------
+
+
+def test_a_lone_surrogate_in_a_row_becomes_the_replacement_character(cli: Cli, workspace: Path) -> None:
+    write(workspace / "p.sexp", '(list text (get d "\\ufffd"))\n')
+    lines = '{"text": "a\\ud800b", "d": {"\\udfff": "\\udc00"}}\n{"text": "fine", "d": {"\\udfff": 1}}\n'
+    write(workspace / "in.jsonl", lines)
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl")
+    assert status == 0, err
+    rows = results(workspace / "p.results.jsonl")
+    assert [row["value"] for row in rows] == [["a\ufffdb", "\ufffd"], ["fine", 1]]
+    assert store_rows(workspace, "SELECT COUNT(*) FROM runs")[0][0] == 2
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"x": 1e999}', "not JSON: the number 1e999 is too large (a number must be finite)"),
+        ('{"x": -1E400}', "not JSON: the number -1E400 is too large (a number must be finite)"),
+        ('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}", "the value is nested deeper than 500 levels"),
+        ('{"x": ' + '{"a": ' * 600 + "1" + "}" * 600 + "}", "the value is nested deeper than 500 levels"),
+    ],
+)
+def test_values_no_row_could_use_are_refused_by_the_input_check(
+    cli: Cli, workspace: Path, line: str, message: str
+) -> None:
+    write(workspace / "p.sexp", "x\n")
+    write(workspace / "in.jsonl", '{"x": 1}\n' + line + "\n")
+    status, out, err = cli("batch", "p.sexp", "--data", "in.jsonl")
+    assert (status, out, err) == (2, "", f"in.jsonl:2: error: {message}\n")
+    assert not (workspace / ".sexp").exists()
+
+
+def test_deep_but_allowed_values_and_brackets_in_strings_pass(cli: Cli, workspace: Path) -> None:
+    write(workspace / "p.sexp", "(length s)\n")
+    deep = '{"x": ' + "[" * 499 + "]" * 499 + ', "s": "' + "[" * 1000 + '"}'
+    write(workspace / "in.jsonl", deep + "\n")
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl")
+    assert status == 0, err
+    assert results(workspace / "p.results.jsonl")[0]["value"] == 1000
+
+
+def test_a_line_longer_than_the_limit_is_refused_without_reading_it_whole(cli: Cli, workspace: Path) -> None:
+    write(workspace / "p.sexp", "x\n")
+    with (workspace / "in.jsonl").open("wb") as data:
+        data.write(b'{"x": 1}\n')
+        data.write(b"\0" * (17 * 1024 * 1024))  # no newline, as /dev/zero
+    status, out, err = cli("batch", "p.sexp", "--data", "in.jsonl")
+    assert (status, out) == (2, "")
+    assert err == "in.jsonl:2: error: the line is longer than 16 MiB, the longest a line may be\n"
