@@ -285,3 +285,37 @@ def test_a_line_longer_than_the_limit_is_refused_without_reading_it_whole(cli: C
     status, out, err = cli("batch", "p.sexp", "--data", "in.jsonl")
     assert (status, out) == (2, "")
     assert err == "in.jsonl:2: error: the line is longer than 16 MiB, the longest a line may be\n"
+
+
+# Forced resumes after an edit --------------------------------------------------------------------
+
+
+def test_a_forced_resume_reruns_every_row_whose_program_or_input_changed(
+    cli: Cli, workspace: Path, server: LLMServer
+) -> None:
+    server.answer = lambda body: (
+        "<output>hi " + str(body["messages"][-1]["content"]).split()[-1] + "</output>"
+    )
+    write(workspace / "p.sexp", GREET + '(str "v1 " (task-content (greet name)))\n')
+    jsonl(workspace / "in.jsonl", [{"name": n} for n in "abcde"])
+    env = server_env(server)
+    status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", "--concurrency", "1", env=env)
+    assert status == 0 and len(server.requests) == 5, err
+    ident = batch_id(err)
+    write(workspace / "p.sexp", GREET + '(str "v2 " (task-content (greet name)))\n')
+    jsonl(workspace / "in.jsonl", [{"name": n} for n in "abXd"])  # one row changed, one fewer
+    status, _, err = cli("batch", "p.sexp", "--resume", ident, "--force", env=env)
+    assert status == 0, err
+    assert [row["value"] for row in results(workspace / "p.results.jsonl")] == [
+        "v2 hi a",
+        "v2 hi b",
+        "v2 hi X",
+        "v2 hi d",
+    ]
+    assert SUMMARY.search(err).groups()[1:3] == ("4", "4")  # type: ignore[union-attr]
+    assert len(server.requests) == 6  # only the changed row's call: the others' are in the store
+    _, listing, _ = cli("runs")
+    [line] = [line for line in listing.splitlines() if line.startswith(f"batch {ident}")]
+    assert "4/4 ok" in line and "completed" in line
+    status, _, err = cli("batch", "p.sexp", "--resume", ident, env=env)  # the edit is the batch's now
+    assert status == 0 and len(server.requests) == 6, err

@@ -15,6 +15,7 @@ row starts with what is left of it when the row is submitted.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import uuid
@@ -267,6 +268,8 @@ class _Batch:
         held = batches.reopen_batch(
             self.store, batch_id, program_hash(self.bundle.text) if self.options.force else None
         )
+        if self.options.force:  # the input as it is now is the batch's: no row past its end is counted
+            batches.update_input(self.store, batch_id, self.total, self.digest)
         if self.budget is not None:
             self.budget.seed(batches.batch_spent(self.store, batch_id))
         return held
@@ -304,9 +307,10 @@ class _Batch:
         resuming = self.recorded is not None
         for index, row in enumerate(read_rows(self.data)):
             run_id, again = new_run_id(), False
+            inputs = {**self.options.shared_inputs, **row} if self.options.shared_inputs else row
             if resuming:
                 stored = batches.stored_row(self.store, batch_id, index)
-                if stored is not None and stored["status"] == "ok":
+                if stored is not None and stored["status"] == "ok" and not self._edited(stored, inputs):
                     out.add_stored(index)
                     advance()
                     continue
@@ -314,11 +318,24 @@ class _Batch:
                     run_id, again = stored["run_id"], True  # else a fresh run: a new answer
             batches.row_started(self.store, batch_id, index, run_id)
             settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
-            inputs = {**self.options.shared_inputs, **row} if self.options.shared_inputs else row
             force = self.options.force
             yield RowJob(
                 batch_id, index, inputs, self.bundle, settings, run_id, again, force, row, self.unbound
             )
+
+    def _edited(self, stored: dict[str, Any], inputs: dict[str, Any]) -> bool:
+        """Whether a forced resume must run an ok row again: its run was recorded with another
+        program or other inputs (it resumes that run: steps whose requests did not change are
+        answered from the store)."""
+        if not self.options.force:
+            return False
+        run = self.store.run(stored["run_id"])
+        if run is None:
+            return True
+        return (
+            run["program_hash"] != program_hash(self.bundle.text)
+            or json.loads(run["inputs"] or "{}") != inputs
+        )
 
     def _left(self) -> float | None:
         """What is left of the batch's budget, for a row that does not share it (Ray)."""

@@ -84,6 +84,16 @@ def reopen_batch(store: Store, batch_id: str, digest: str | None) -> Any:
     return held
 
 
+def update_input(store: Store, batch_id: str, total: int, digest: str) -> None:
+    """Record a batch's edited input (a forced resume): its rows and digest; rows past its end go."""
+    found = store.query("SELECT options FROM batches WHERE id = ?", (batch_id,))
+    options = (
+        {**json.loads(found[0]["options"] or "{}"), "total": total, "data_digest": digest} if found else {}
+    )
+    store.write("UPDATE batches SET options = ? WHERE id = ?", (json.dumps(options), batch_id))
+    store.write('DELETE FROM batch_rows WHERE batch_id = ? AND "index" >= ?', (batch_id, total))
+
+
 def end_batch(store: Store, batch_id: str, status: str) -> None:
     store.write("UPDATE batches SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), batch_id))
 
