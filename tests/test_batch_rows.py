@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import Cli
-from llm_server import LLMServer
+from llm_server import LLMServer, Scripted
 
 import sexp_tasks
 
@@ -319,3 +319,25 @@ def test_a_forced_resume_reruns_every_row_whose_program_or_input_changed(
     assert "4/4 ok" in line and "completed" in line
     status, _, err = cli("batch", "p.sexp", "--resume", ident, env=env)  # the edit is the batch's now
     assert status == 0 and len(server.requests) == 6, err
+
+
+# The budget in the summary -----------------------------------------------------------------------
+
+
+def test_the_summary_counts_the_calls_the_budget_refused(
+    cli: Cli, workspace: Path, server: LLMServer
+) -> None:
+    # Each call costs 0.00075 (gpt-4o-mini's prices); the rows' values are task contents, so a
+    # refused call leaves its row ok: only the summary can say that calls were refused.
+    server.script(Scripted("<output>hi</output>", usage={"prompt_tokens": 1000, "completion_tokens": 1000}))
+    write(
+        workspace / "p.sexp", GREET + "(map (lambda (i) (task-content (greet (str name i)))) (list 1 2 3))\n"
+    )
+    jsonl(workspace / "in.jsonl", [{"name": f"n{i}"} for i in range(4)])
+    env = {**server_env(server), "SEXP_MODEL": "openai/gpt-4o-mini"}
+    args = ("batch", "p.sexp", "--data", "in.jsonl", "--concurrency", "1", "--max-cost", "0.002")
+    status, _, err = cli(*args, env=env)
+    sent = len(server.requests)
+    assert 1 <= sent < 12, err
+    assert status == 0 and SUMMARY.search(err).groups()[1:3] == ("4", "4"), err  # type: ignore[union-attr]
+    assert err.splitlines()[-1].endswith(f" s, {12 - sent} calls refused by the budget"), err

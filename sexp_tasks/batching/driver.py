@@ -77,7 +77,7 @@ class BatchOptions:
 @dataclass(frozen=True)
 class BatchSummary:
     """How a batch ended: its id, rows ok of all rows, tokens, cost (all of its rows), seconds
-    (this invocation's), and the OUT file."""
+    (this invocation's), the OUT file, and how many task calls the budget refused."""
 
     batch_id: str
     ok: int
@@ -86,12 +86,16 @@ class BatchSummary:
     cost_usd: float
     seconds: float
     out: Path
+    refused: int = 0
 
     def line(self) -> str:
-        """`batch: <id> <ok>/<total> ok, <tokens> tokens, $<cost>, <seconds> s`."""
+        """`batch: <id> <ok>/<total> ok, <tokens> tokens, $<cost>, <seconds> s`, and `, <n> calls
+        refused by the budget` when it refused some (their rows may still be ok)."""
+        calls = "call" if self.refused == 1 else "calls"
+        refused = f", {self.refused} {calls} refused by the budget" if self.refused else ""
         return (
             f"batch: {self.batch_id} {self.ok}/{self.total} ok, {self.tokens} tokens, "
-            f"{format_cost(self.cost_usd)}, {self.seconds:.1f} s"
+            f"{format_cost(self.cost_usd)}, {self.seconds:.1f} s{refused}"
         )
 
 
@@ -244,6 +248,7 @@ class _Batch:
             summary.get("cost_usd", 0.0),
             time.monotonic() - began,
             self.out,
+            batches.batch_refused_calls(self.store, batch_id) if self.budget is not None else 0,
         )
         self._say(result.line())
         if status == "interrupted":

@@ -159,6 +159,18 @@ def batch_spent(store: Store, batch_id: str) -> float:
     return float(rows[0]["cost"])
 
 
+def batch_refused_calls(store: Store, batch_id: str) -> int:
+    """How many task calls of the batch's rows the cost budget refused (each is a FAILED step)."""
+    rows = store.query(
+        """SELECT COUNT(*) AS refused FROM batch_rows b JOIN steps s ON s.run_id = b.run_id
+           WHERE b.batch_id = ? AND s.kind = 'task' AND s.status = 'FAILED'
+             AND json_extract(s.result, '$.error.type') = 'RESOURCE_EXHAUSTION'
+             AND json_extract(s.result, '$.error.resource') = 'cost'""",
+        (batch_id,),
+    )
+    return int(rows[0]["refused"])
+
+
 def batches_of_runs(store: Store, run_ids: list[str]) -> dict[str, tuple[str, int]]:
     """For each of run_ids that is a batch's row: (the batch's id, the row's index)."""
     if not run_ids or not has_batches(store):
