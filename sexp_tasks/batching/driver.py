@@ -177,6 +177,7 @@ class _Batch:
         forms = read(text, str(options.program))
         last = (forms[-1].span.line, forms[-1].span.column) if forms and forms[-1].span else None
         self.bundle = ProgramBundle(str(options.program), text, {}, last)
+        self.program_digest = program_hash(text)
         self.recorded: dict[str, Any] | None = None
         if store is not None and options.resume is not None:
             self.recorded = batches.batch(store, options.resume)
@@ -208,7 +209,7 @@ class _Batch:
         recorded = self.recorded
         if recorded is None or self.options.force:
             return
-        if recorded["program_hash"] != program_hash(self.bundle.text):
+        if recorded["program_hash"] != self.program_digest:
             raise BatchError(
                 f"the program has changed since batch {recorded['id']} was recorded; resume anyway with"
                 " --force (rows whose requests changed will run again)"
@@ -266,13 +267,11 @@ class _Batch:
                 "executor": self.options.executor,
             }
             label = self.options.data_label or str(self.data)
-            digest = program_hash(self.bundle.text)
+            digest = self.program_digest
             return batches.begin_batch(
                 self.store, batch_id, str(self.options.program), digest, label, options
             )
-        held = batches.reopen_batch(
-            self.store, batch_id, program_hash(self.bundle.text) if self.options.force else None
-        )
+        held = batches.reopen_batch(self.store, batch_id, self.program_digest if self.options.force else None)
         if self.options.force:  # the input as it is now is the batch's: no row past its end is counted
             batches.update_input(self.store, batch_id, self.total, self.digest)
         if self.budget is not None:
@@ -337,10 +336,7 @@ class _Batch:
         run = self.store.run(stored["run_id"])
         if run is None:
             return True
-        return (
-            run["program_hash"] != program_hash(self.bundle.text)
-            or json.loads(run["inputs"] or "{}") != inputs
-        )
+        return run["program_hash"] != self.program_digest or json.loads(run["inputs"] or "{}") != inputs
 
     def _left(self) -> float | None:
         """What is left of the batch's budget, for a row that does not share it (Ray)."""
