@@ -26,6 +26,7 @@ def batch(
     ray_address: str | None = None,
     resume: str | None = None,
     force: bool = False,
+    retry_failed: bool = False,
     **settings: Any,
 ) -> list[dict[str, Any]]:
     """Run the program at path once per row of data, as `sexp batch` does; the rows (OUT's
@@ -34,9 +35,11 @@ def batch(
 
     data: a .jsonl file's path, or an iterable of dicts with string keys (its rows; None with
     resume: the batch's recorded file). out: the results file (default `<stem>.results.jsonl` in
-    the working directory). settings: the sexp.toml keys, `mock_responses` and `quiet`. A batch
-    that cannot start raises a SexpError (BatchError for its input, options or resume); a failing
-    row does not raise: its status is "error"."""
+    the working directory). retry_failed: with resume, run the rows whose result is an error again
+    as fresh runs (their model calls sent again) rather than resuming them. settings: the
+    sexp.toml keys, `mock_responses` and `quiet`. A batch that cannot start raises a SexpError
+    (BatchError for its input, options or resume); a failing row does not raise: its status is
+    "error"."""
     resolved = api_settings(settings)
     spooled: str | None = None
     if data is None or isinstance(data, (str, Path)):
@@ -56,6 +59,7 @@ def batch(
             ray_address=ray_address,
             resume=resume,
             force=force,
+            retry_failed=retry_failed,
             data_label=label,
         )
         summary = run_batch(options, resolved)

@@ -5,7 +5,8 @@ The driver checks the whole input first (nothing runs when a line is malformed),
 batch in the store, hands rows to the executor lazily (never more than `concurrency` in flight),
 records each row in `batch_rows` as it starts and as it ends, writes OUT as rows finish, and
 ends with the summary line. `--resume` runs only the rows without an ok result, resuming the
-runs they recorded, so no completed model call is paid twice.
+runs they recorded, so no completed model call is paid twice; with `--retry-failed` (SPEC §11.1)
+the rows whose result is an error run as fresh runs instead, so their model calls are sent again.
 
 The budget (`--max-cost`) is the whole batch's: every row reserves from one shared budget (a row
 refused by it ends FAILED, status "error", with the budget's message): on threads the driver's,
@@ -14,6 +15,7 @@ on Ray one the executor keeps in an actor on the driver's node (batching/shared_
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import uuid
@@ -29,11 +31,11 @@ from ..handler.cost import CostBudget, format_cost
 from ..runs import batches
 from ..runs.journal import new_run_id, program_hash
 from ..runs.store import Store
-from ..runtime import Runtime
 from ..syntax.reader import read
 from ..tasks.progress import progress
 from .input_lines import check_input, read_rows
 from .out_file import OutFile
+from .row_names import RowNames, row_names
 from .row_runner import cassette_for, library_for, plain_settings
 from .rows import ProgramBundle, RowJob, RowOutcome
 from .thread_executor import ThreadExecutor
@@ -65,6 +67,7 @@ class BatchOptions:
     ray_address: str | None = None
     resume: str | None = None
     force: bool = False
+    retry_failed: bool = False  # with resume: run the rows whose result is an error again, afresh
     data_label: str | None = None  # what the store records as the input (`<python>` for rows given in Python)
     shared_inputs: dict[str, Any] = field(
         default_factory=dict
@@ -74,7 +77,7 @@ class BatchOptions:
 @dataclass(frozen=True)
 class BatchSummary:
     """How a batch ended: its id, rows ok of all rows, tokens, cost (all of its rows), seconds
-    (this invocation's), and the OUT file."""
+    (this invocation's), the OUT file, and how many task calls the budget refused."""
 
     batch_id: str
     ok: int
@@ -83,12 +86,16 @@ class BatchSummary:
     cost_usd: float
     seconds: float
     out: Path
+    refused: int = 0
 
     def line(self) -> str:
-        """`batch: <id> <ok>/<total> ok, <tokens> tokens, $<cost>, <seconds> s`."""
+        """`batch: <id> <ok>/<total> ok, <tokens> tokens, $<cost>, <seconds> s`, and `, <n> calls
+        refused by the budget` when it refused some (their rows may still be ok)."""
+        calls = "call" if self.refused == 1 else "calls"
+        refused = f", {self.refused} {calls} refused by the budget" if self.refused else ""
         return (
             f"batch: {self.batch_id} {self.ok}/{self.total} ok, {self.tokens} tokens, "
-            f"{format_cost(self.cost_usd)}, {self.seconds:.1f} s"
+            f"{format_cost(self.cost_usd)}, {self.seconds:.1f} s{refused}"
         )
 
 
@@ -123,8 +130,10 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     warn = (
         (lambda message: None) if settings.quiet else (lambda message: _line(stream, warning_line(message)))
     )
+    if options.retry_failed and options.resume is None:
+        raise BatchError("--retry-failed needs --resume BATCH_ID")
     batch_id = options.resume or uuid.uuid4().hex[:12]
-    library_for(batch_id, settings, options.program, warn)  # nor one whose templates do not load
+    library = library_for(batch_id, settings, options.program, warn)  # nor one whose templates do not load
     if settings.record and options.executor == "ray":
         raise BatchError("--record cannot be used with --executor ray (rows record in other processes)")
     try:
@@ -137,7 +146,8 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
             raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
         store = Store(settings.store, create=False)
     try:
-        job = _Batch(options, settings, stream, store, text, concurrency, make_executor)
+        names = row_names(settings, library, str(options.program), text)
+        job = _Batch(options, settings, stream, store, text, concurrency, make_executor, names)
         store = job.store
         return job.run(batch_id, began)
     finally:
@@ -157,21 +167,26 @@ class _Batch:
         text: str,
         concurrency: int,
         make_executor: ExecutorFactory,
+        names: RowNames,
     ) -> None:
         """store: the open store of a resumed batch; a new batch opens (or makes) it once its input
-        is checked."""
+        is checked. names: what the rows must not bind as globals."""
         self.options, self.settings, self.err = options, settings, err
         self.concurrency = concurrency
         self.make_executor = make_executor
-        self.bundle = ProgramBundle(str(options.program), text, {})
+        forms = read(text, str(options.program))
+        last = (forms[-1].span.line, forms[-1].span.column) if forms and forms[-1].span else None
+        self.bundle = ProgramBundle(str(options.program), text, {}, last)
+        self.program_digest = program_hash(text)
         self.recorded: dict[str, Any] | None = None
         if store is not None and options.resume is not None:
             self.recorded = batches.batch(store, options.resume)
             if self.recorded is None:
                 raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
         self.data = self._data()
-        special_forms = Runtime(settings, load_templates=False).compiler.forms
-        self.total, self.digest = check_input(self.data, special_forms)
+        self.total, self.digest, keys = check_input(self.data)
+        self.unbound = names.unbound(keys, options.shared_inputs)
+        self.notices = names.warnings(keys, options.shared_inputs)  # said before any row runs
         self._check_resumable()
         self.out = options.out or self._recorded_out() or Path(f"{options.program.stem}.results.jsonl")
         self.budget = None if settings.max_cost_usd is None else CostBudget(settings.max_cost_usd)
@@ -194,7 +209,7 @@ class _Batch:
         recorded = self.recorded
         if recorded is None or self.options.force:
             return
-        if recorded["program_hash"] != program_hash(self.bundle.text):
+        if recorded["program_hash"] != self.program_digest:
             raise BatchError(
                 f"the program has changed since batch {recorded['id']} was recorded; resume anyway with"
                 " --force (rows whose requests changed will run again)"
@@ -208,6 +223,8 @@ class _Batch:
         executor, out, held = self._start(batch_id)
         try:
             self._say(f"batch: {batch_id}")
+            for notice in self.notices:
+                self._say(warning_line(notice))
             status = self._run_rows(batch_id, executor, out)
         finally:
             held.close()
@@ -220,6 +237,7 @@ class _Batch:
             summary.get("cost_usd", 0.0),
             time.monotonic() - began,
             self.out,
+            batches.batch_refused_calls(self.store, batch_id) if self.budget is not None else 0,
         )
         self._say(result.line())
         if status == "interrupted":
@@ -261,13 +279,13 @@ class _Batch:
                 "executor": self.options.executor,
             }
             label = self.options.data_label or str(self.data)
-            digest = program_hash(self.bundle.text)
+            digest = self.program_digest
             return batches.begin_batch(
                 self.store, batch_id, str(self.options.program), digest, label, options
             )
-        held = batches.reopen_batch(
-            self.store, batch_id, program_hash(self.bundle.text) if self.options.force else None
-        )
+        held = batches.reopen_batch(self.store, batch_id, self.program_digest if self.options.force else None)
+        if self.options.force:  # the input as it is now is the batch's: no row past its end is counted
+            batches.update_input(self.store, batch_id, self.total, self.digest)
         if self.budget is not None:
             self.budget.seed(batches.batch_spent(self.store, batch_id))
         return held
@@ -306,20 +324,34 @@ class _Batch:
     def _jobs(self, batch_id: str, out: OutFile, advance: Any) -> Iterator[RowJob]:
         """The rows to run, read from the input as the executor asks for them."""
         resuming = self.recorded is not None
-        for index, inputs in enumerate(read_rows(self.data)):
+        for index, row in enumerate(read_rows(self.data)):
             run_id, again = new_run_id(), False
+            inputs = {**self.options.shared_inputs, **row} if self.options.shared_inputs else row
             if resuming:
                 stored = batches.stored_row(self.store, batch_id, index)
-                if stored is not None and stored["status"] == "ok":
+                if stored is not None and stored["status"] == "ok" and not self._edited(stored, inputs):
                     out.add_stored(index)
                     advance()
                     continue
-                if stored is not None:
-                    run_id, again = stored["run_id"], True
+                if stored is not None and not (self.options.retry_failed and stored["status"] == "error"):
+                    run_id, again = stored["run_id"], True  # else a fresh run: a new answer
             batches.row_started(self.store, batch_id, index, run_id)
             settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
-            inputs = {**self.options.shared_inputs, **inputs} if self.options.shared_inputs else inputs
-            yield RowJob(batch_id, index, inputs, self.bundle, settings, run_id, again, self.options.force)
+            force = self.options.force
+            yield RowJob(
+                batch_id, index, inputs, self.bundle, settings, run_id, again, force, row, self.unbound
+            )
+
+    def _edited(self, stored: dict[str, Any], inputs: dict[str, Any]) -> bool:
+        """Whether a forced resume must run an ok row again: its run was recorded with another
+        program or other inputs (it resumes that run: steps whose requests did not change are
+        answered from the store)."""
+        if not self.options.force:
+            return False
+        run = self.store.run(stored["run_id"])
+        if run is None:
+            return True
+        return run["program_hash"] != self.program_digest or json.loads(run["inputs"] or "{}") != inputs
 
     def _left(self) -> float | None:
         """What is left of the batch's budget, for a row that does not share it (Ray)."""

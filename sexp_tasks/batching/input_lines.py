@@ -1,4 +1,5 @@
-"""A batch's input (SPEC §10.5): a JSONL file, one JSON object a line, whose keys bind globals.
+"""A batch's input (SPEC §10.5): a JSONL file, one JSON object a line, whose keys bind globals
+(row_names.py says which) and which is the global `row`.
 
 The file is read twice, streaming, never held whole: once to check every line before any row
 runs (a malformed line is an error naming it, `IN.jsonl:7: error: ...`, and nothing runs), and
@@ -11,18 +12,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Container, Iterable, Iterator
+import math
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import BatchError, ReadError
+from ..lang.values import parse_json_text
 from ..syntax.nodes import Symbol
 from ..syntax.reader import read
 
+MAX_LINE_BYTES = 16 << 20  # the longest line an input may have (docs/batch.md)
+MAX_DEPTH = 500  # how deep a line's arrays and objects may nest (docs/batch.md)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
 
-def check_input(path: Path, special_forms: Container[str]) -> tuple[int, str]:
-    """Check every line of path: (the number of rows, a digest of the file's bytes); a BatchError
-    naming the first malformed line."""
+
+def check_input(path: Path) -> tuple[int, str, list[str]]:
+    """Check every line of path: (the number of rows, a digest of the file's bytes, every key in
+    the order first seen); a BatchError naming the first malformed line."""
     digest = hashlib.sha256()
     count = 0
     names: dict[str, bool] = {}  # the keys seen so far, checked once each
@@ -32,9 +41,9 @@ def check_input(path: Path, special_forms: Container[str]) -> tuple[int, str]:
             continue
         for key in row:
             if key not in names:
-                names[key] = _check_name(key, special_forms, f"{path}:{number}")
+                names[key] = _check_name(key, f"{path}:{number}")
         count += 1
-    return count, digest.hexdigest()
+    return count, digest.hexdigest(), list(names)
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -62,7 +71,12 @@ def _lines(path: Path, digest: Any) -> Iterator[tuple[int, str]]:
     """(line number, text) for each line of path, its bytes added to digest when one is given."""
     try:
         with path.open("rb") as source:
-            for number, raw in enumerate(source, 1):
+            for number, raw in enumerate(iter(lambda: source.readline(MAX_LINE_BYTES + 1), b""), 1):
+                if len(raw) > MAX_LINE_BYTES:  # never held whole: `--data /dev/zero` has no line end
+                    raise BatchError(
+                        f"the line is longer than {MAX_LINE_BYTES >> 20} MiB, the longest a line may be",
+                        f"{path}:{number}",
+                    )
                 if digest is not None:
                     digest.update(raw)
                 try:
@@ -79,11 +93,13 @@ def _object(line: str, path: Path, number: int) -> dict[str, Any] | None:
     if not line.strip():
         return None
     where = f"{path}:{number}"
-    try:
-        value = json.loads(line, parse_constant=_no_constant)
+    if _too_deep(line):  # before parsing it: json's parser recurses once a level
+        raise BatchError(f"the value is nested deeper than {MAX_DEPTH} levels", where)
+    try:  # a lone surrogate (valid JSON, "\ud800") becomes U+FFFD: no store or output takes it
+        value = parse_json_text(line, parse_constant=_no_constant, parse_float=_finite)
     except json.JSONDecodeError as err:
         raise BatchError(f"not JSON: {err.msg} at column {err.colno}", where) from None
-    except ValueError as err:  # NaN, Infinity
+    except ValueError as err:  # NaN, Infinity, 1e999, an integer of more digits than Python reads
         raise BatchError(f"not JSON: {err}", where) from None
     if not isinstance(value, dict):
         raise BatchError(f"expected a JSON object (its keys bind globals), got {_json_type(value)}", where)
@@ -94,15 +110,33 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {text} is too large (a number must be finite)")
+    return number
+
+
+def _too_deep(line: str) -> bool:
+    """Whether line's JSON nests arrays and objects more than MAX_DEPTH levels (strings skipped)."""
+    if line.count("[") + line.count("{") <= MAX_DEPTH:  # the common case, without a scan
+        return False
+    depth = 0
+    for bracket in _BRACKETS.finditer(_STRING.sub('""', line)):
+        depth += 1 if bracket.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            return True
+    return False
+
+
 def _json_type(value: Any) -> str:
     names = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
-def _check_name(name: str, special_forms: Container[str], where: str) -> bool:
-    """True when a program could bind name (a symbol that is no special form); else a BatchError."""
-    if name in special_forms:
-        raise BatchError(f"key '{name}' is a special form; it cannot be bound", where)
+def _check_name(name: str, where: str) -> bool:
+    """True when name is a symbol (a special form's too: row_names.py decides what is bound);
+    else a BatchError."""
     try:
         forms = read(name, where)
     except ReadError:

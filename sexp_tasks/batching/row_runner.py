@@ -1,5 +1,6 @@
 """Running one row of a batch: a Runtime of its own, recording into the batch's store, with the
-row's inputs bound as globals; never raises for the user's errors (they become status "error").
+row in the global `row` and its inputs bound as globals (but those row_names.py keeps out);
+never raises for the user's errors (they become status "error").
 
 What costs the same for every row is done once per process: the prelude is read once (see
 lang/prelude.py) and the templates once per batch (`library_for`);
@@ -30,7 +31,8 @@ from ..runs.store import Store
 from ..runtime import Runtime
 from ..tasks.library import TaskLibrary
 from ..tasks.runner import TaskSystem
-from .rows import RowJob, RowOutcome
+from .row_names import ROW
+from .rows import ProgramBundle, RowJob, RowOutcome
 
 _LIBRARIES: dict[tuple[Any, ...], TaskLibrary] = {}
 _CASSETTES: dict[tuple[str, str, str], Cassette] = {}
@@ -155,7 +157,9 @@ def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowO
         settings = Settings(**job.settings)
         runtime = RowRuntime(settings, store, job, budget)
         for name, given in job.inputs.items():
-            runtime.define(name, given)
+            if name not in job.unbound:
+                runtime.define(name, given)
+        runtime.define(ROW, job.inputs if job.row is None else job.row)
         resume = job.run_id if job.resuming and store.run(job.run_id) is not None else None
         path = Path(job.program.path)
         with deep_recursion():  # as deep as on the command line, in a thread or a Ray worker alike
@@ -163,8 +167,8 @@ def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowO
         failure = failed_result_line(result)
         if failure is None:
             status, value = "ok", json.loads(to_json(result))  # to_json refuses NaN and infinity
-        else:
-            error = " ".join(failure.split())
+        else:  # at the form whose value it is: the program's last (docs/batch.md's file:line:col)
+            error = " ".join(_at(failure, job.program).split())
     except Exception as exc:  # the row's error (or a bug): the row failed, the batch goes on
         error = scrub(format_failure(exc).splitlines()[0])
     finally:
@@ -173,6 +177,14 @@ def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowO
     tokens, cost = run_totals(store, job.run_id)
     seconds = round(time.monotonic() - began, 3)
     return RowOutcome(job.index, status, value, error, job.run_id, tokens, cost, seconds)
+
+
+def _at(failure: str, program: ProgramBundle) -> str:
+    """failure (`error: ...`) positioned at program's last top-level form, when known."""
+    if program.last_form is None:
+        return failure
+    line, column = program.last_form
+    return f"{program.path}:{line}:{column}: {failure}"
 
 
 def run_totals(store: Store, run_id: str) -> tuple[int, float]:

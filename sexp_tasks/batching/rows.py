@@ -17,20 +17,24 @@ class ProgramBundle:
     path: str  # the program's path as given (error positions, step keys)
     text: str
     templates: dict[str, str]
+    last_form: tuple[int, int] | None = None  # where the last top-level form begins: line, column
 
 
 @dataclass(frozen=True)
 class RowJob:
-    """One input line to run: its inputs bound as globals, as its own recorded run."""
+    """One input line to run, as its own recorded run: the line in the global `row`, and its
+    inputs bound as globals but for those in unbound (batching/row_names.py)."""
 
     batch_id: str
     index: int  # 0-based, in input order
-    inputs: dict[str, Any]  # the line's JSON object
+    inputs: dict[str, Any]  # the line's JSON object with the --set values (the run's recorded inputs)
     program: ProgramBundle
     settings: dict[str, Any]  # the row's Settings fields as plain data (config.Settings(**settings))
     run_id: str  # the row's run: a new id, or the recorded one when resuming
     resuming: bool  # resume run_id's recorded steps
     force: bool = False  # resume even if the program changed since run_id was recorded
+    row: dict[str, Any] | None = None  # the line as read (the global `row`); None: inputs
+    unbound: frozenset[str] = frozenset()  # inputs not bound as globals (they would hide a built-in)
 
 
 @dataclass(frozen=True)

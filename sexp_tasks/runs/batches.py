@@ -86,6 +86,16 @@ def reopen_batch(store: Store, batch_id: str, digest: str | None) -> Any:
     return held
 
 
+def update_input(store: Store, batch_id: str, total: int, digest: str) -> None:
+    """Record a batch's edited input (a forced resume): its rows and digest; rows past its end go."""
+    found = store.query("SELECT options FROM batches WHERE id = ?", (batch_id,))
+    options = (
+        {**json.loads(found[0]["options"] or "{}"), "total": total, "data_digest": digest} if found else {}
+    )
+    store.write("UPDATE batches SET options = ? WHERE id = ?", (json.dumps(options), batch_id))
+    store.write('DELETE FROM batch_rows WHERE batch_id = ? AND "index" >= ?', (batch_id, total))
+
+
 def end_batch(store: Store, batch_id: str, status: str) -> None:
     store.write("UPDATE batches SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), batch_id))
 
@@ -149,6 +159,18 @@ def batch_spent(store: Store, batch_id: str) -> float:
         (batch_id,),
     )
     return float(rows[0]["cost"])
+
+
+def batch_refused_calls(store: Store, batch_id: str) -> int:
+    """How many task calls of the batch's rows the cost budget refused (each is a FAILED step)."""
+    rows = store.query(
+        """SELECT COUNT(*) AS refused FROM batch_rows b JOIN steps s ON s.run_id = b.run_id
+           WHERE b.batch_id = ? AND s.kind = 'task' AND s.status = 'FAILED'
+             AND json_extract(s.result, '$.error.type') = 'RESOURCE_EXHAUSTION'
+             AND json_extract(s.result, '$.error.resource') = 'cost'""",
+        (batch_id,),
+    )
+    return int(rows[0]["refused"])
 
 
 def batches_of_runs(store: Store, run_ids: list[str]) -> dict[str, tuple[str, int]]:

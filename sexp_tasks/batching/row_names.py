@@ -1,0 +1,68 @@
+"""Which of a batch's row keys and `--set` names become globals (SPEC §11.1).
+
+Every row's keys are in the global `row`; a key is also bound as a global of its own unless that
+would hide a built-in (a special form, primitive, library procedure, template, or `row` itself)
+or a name the program defines: a dataset's `format` or `length` column must not break every call
+of `format` in the program and in the library. `--set` names follow the same rule for built-ins;
+a `--set` name the program defines stays bound, as for `sexp run` (docs/language.md: the program's
+`define` replaces it, and `(try NAME (catch e DEFAULT))` reads it first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..config import Settings
+from ..lang.forms import defined_name, global_definitions
+from ..runtime import Runtime
+from ..syntax.reader import read
+from ..tasks.library import TaskLibrary
+
+ROW = "row"  # the global holding each row as read
+BUILT_IN, DEFINED = "a built-in has that name", "the program defines that name"
+
+
+@dataclass(frozen=True)
+class RowNames:
+    """The names a batch must not bind as globals: built-ins, and what its program defines."""
+
+    built_ins: frozenset[str]
+    defined: frozenset[str]
+
+    def column_reason(self, key: str) -> str | None:
+        """Why row key is not bound as a global; None when it is."""
+        if key in self.built_ins:
+            return BUILT_IN
+        return DEFINED if key in self.defined else None
+
+    def unbound(self, keys: Iterable[str], set_names: Iterable[str]) -> frozenset[str]:
+        """The row keys and --set names (a row's key wins over a --set of the same name) not to bind."""
+        columns = {key for key in keys if self.column_reason(key) is not None}
+        shared = {name for name in set_names if name in self.built_ins}
+        return frozenset(columns | shared)
+
+    def warnings(self, keys: Iterable[str], set_names: Iterable[str]) -> list[str]:
+        """One warning per --set name and row key not bound (as `warning_line` words it), in order."""
+        lines = [f"--set '{name}' is not bound ({BUILT_IN})" for name in set_names if name in self.built_ins]
+        for key in keys:
+            reason = self.column_reason(key)
+            if reason is not None:
+                lines.append(f"column '{key}' is not bound ({reason}); use (get row \"{key}\")")
+        return lines
+
+
+def row_names(settings: Settings, library: TaskLibrary, program: str, text: str) -> RowNames:
+    """The names of a batch's language (its templates library's among them) and of its program."""
+    runtime = Runtime(settings, load_templates=False)
+    runtime.tasks.library = library
+    env = runtime.globals
+    built_ins = {ROW, *runtime.compiler.forms, *env.values, *env.pending}
+    for source in env.name_sources:  # the prelude's names not compiled yet, the templates
+        built_ins.update(source())
+    defined = set()
+    for form in global_definitions(read(text, program), runtime.compiler.forms):
+        name = defined_name(form)
+        if name is not None:
+            defined.add(name)
+    return RowNames(frozenset(built_ins), frozenset(defined - built_ins))
