@@ -63,6 +63,7 @@ class Runtime(TaskServices):
         core = _language(self.settings, self.tasks, self)
         self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
         self.documentation = core.documentation  # help, `sexp doc`
+        self._core_names = frozenset(self.globals.values.keys() | self.globals.pending.keys())  # bind_inputs
         self.tasks.memory_query = self.relevant_files
         if load_templates:
             self.tasks.load_templates(program=program)
@@ -254,6 +255,28 @@ class Runtime(TaskServices):
     def define(self, name: str, value: Value) -> None:
         """Bind a global (for --set)."""
         self.globals.define(name, value)
+
+    def built_in_names(self) -> set[str]:
+        """The names bound before anything ran: special forms, primitives, library procedures
+        (compiled or not yet) and templates; not what a session or program defined since."""
+        names = {*self.compiler.forms, *self._core_names}
+        for source in self.globals.name_sources:
+            names.update(source())
+        return names
+
+    def bind_inputs(self, pairs: list[tuple[str, Value]], flag: str = "--set") -> dict[str, Value]:
+        """Bind each (name, value) as a global, except a built-in's name (SPEC §11.1: an input never
+        hides `format` or `get` from the program and the library), which gets one warning; the
+        pairs bound."""
+        built_ins = self.built_in_names() if pairs else set()
+        bound = {}
+        for name, value in pairs:
+            if name in built_ins:
+                self.warn(f"{flag} '{name}' is not bound (a built-in has that name)")
+            else:
+                self.define(name, value)
+                bound[name] = value
+        return bound
 
     def docs(self) -> dict[str, Doc]:
         """Every documented name bound now, sorted: the special forms, primitives and library

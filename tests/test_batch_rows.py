@@ -116,7 +116,7 @@ def test_a_column_the_program_defines_is_not_bound(cli: Cli, workspace: Path) ->
         ["unbound", "Lb", 2],
     ]
     assert warnings(err) == [
-        "warning: column 'label' is not bound (the program defines that name); use (get row \"label\")"
+        "warning: column 'label' is not bound (a built-in has that name); use (get row \"label\")"
     ]
 
 

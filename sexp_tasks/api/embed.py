@@ -97,8 +97,8 @@ class Session:
         completed steps, model turns and tool calls (a Python tool's too) come from the store."""
         if inputs is not None and not isinstance(inputs, dict):
             raise SettingsError(f"inputs must be a dict of names to values, not {type(inputs).__name__}")
-        for name, value in (inputs or {}).items():
-            self.define(name, value)
+        given = {self._name(name): from_python(value, name) for name, value in (inputs or {}).items()}
+        given = self._runtime.bind_inputs(list(given.items()), "input")
         target = Path(path)
         try:
             text = target.read_text(encoding="utf-8")
@@ -106,7 +106,6 @@ class Session:
             raise SettingsError(f"cannot read {path}: {err.strerror or err}") from None
         if not recorded and resume is None:
             return to_python(_deep(lambda: self._runtime.run_file(target, text)))
-        given = {name: from_python(value, name) for name, value in (inputs or {}).items()}
         try:
             return to_python(_deep(lambda: self._runtime.run_recorded(target, text, given, resume)))
         finally:

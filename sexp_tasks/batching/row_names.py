@@ -20,7 +20,9 @@ from ..syntax.reader import read
 from ..tasks.library import TaskLibrary
 
 ROW = "row"  # the global holding each row as read
-BUILT_IN, DEFINED = "a built-in has that name", "the program defines that name"
+# SPEC §11.1 words the warning the same for a built-in and a name the program defines: both are
+# names the program means as they are, and scripts reading stderr match one line.
+BUILT_IN = DEFINED = "a built-in has that name"
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,7 @@ def row_names(settings: Settings, library: TaskLibrary, program: str, text: str)
     """The names of a batch's language (its templates library's among them) and of its program."""
     runtime = Runtime(settings, load_templates=False)
     runtime.tasks.library = library
-    env = runtime.globals
-    built_ins = {ROW, *runtime.compiler.forms, *env.values, *env.pending}
-    for source in env.name_sources:  # the prelude's names not compiled yet, the templates
-        built_ins.update(source())
+    built_ins = {ROW, *runtime.built_in_names()}
     defined = set()
     for form in global_definitions(read(text, program), runtime.compiler.forms):
         name = defined_name(form)

@@ -312,12 +312,11 @@ def _run(
     bindings = parse_bindings(args.set, True, forms) + parse_bindings(args.set_str, False, forms)
     if started is not None:
         started.append(runtime)
-    for name, value in bindings:
-        runtime.define(name, value)
+    bound = runtime.bind_inputs(bindings)
     if path is None:
         value = runtime.run_source(text, "<eval>")
     else:
-        value = runtime.run_recorded(path, text, dict(bindings), args.resume, args.force)
+        value = runtime.run_recorded(path, text, bound, args.resume, args.force)
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
     failure = failed_result_line(value)
     if failure is not None:
