@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -23,6 +24,7 @@ class Scripted:
     status: int = 200
     error: dict[str, Any] | None = None  # the error body for a status >= 400
     delay: float = 0.0
+    drop: bool = False  # close the connection without an answer (after delay), as a broken network does
 
 
 def context_length_error() -> Scripted:
@@ -120,7 +122,10 @@ class LLMServer:
                     reply = Scripted(content=server.answer(body), delay=reply.delay)
                 if reply.delay:
                     time.sleep(reply.delay)
-                if reply.status >= 400:
+                if reply.drop:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                elif reply.status >= 400:
                     error = reply.error or {
                         "message": f"scripted error {reply.status}",
                         "type": "server_error",

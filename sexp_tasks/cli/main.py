@@ -256,6 +256,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "store": args.store,
         "workspace": args.workspace,
         "max_cost_usd": args.max_cost,
+        "max_retries": args.max_retries,
+        "request_timeout": args.request_timeout,
         "quiet": getattr(args, "quiet", False) or None,
     }
 

@@ -13,6 +13,8 @@ SETTING_HELP = {
     "store": "the run store (default .sexp/store.db)",
     "workspace": "the directory files are confined to",
     "max_cost": "stop model calls once this much is spent",
+    "max_retries": "send a rate-limited or failed model request again at most N times (default 4)",
+    "request_timeout": "seconds a model request may take (default 600)",
 }
 
 
@@ -29,3 +31,5 @@ def add_setting_options(parser: argparse.ArgumentParser, **help: str) -> None:
     parser.add_argument("--store", metavar="PATH", help=text["store"])
     parser.add_argument("--workspace", metavar="DIR", help=text["workspace"])
     parser.add_argument("--max-cost", type=float, metavar="USD", help=text["max_cost"])
+    parser.add_argument("--max-retries", type=int, metavar="N", help=text["max_retries"])
+    parser.add_argument("--request-timeout", type=float, metavar="SECONDS", help=text["request_timeout"])

@@ -68,8 +68,10 @@ class HandlerConfig:
     warning_fraction: float = 0.8
     system_prompt: str = BASE_SYSTEM_PROMPT
     tools: tuple[str, ...] = ()
-    num_retries: int = 2
-    timeout: float = 600.0
+    num_retries: int = 4  # max_retries: how many times a request may be sent again (handler/retries.py)
+    timeout: float = 600.0  # request_timeout: seconds one request may take
+    time_limit: float | None = None  # <limits timeout>: seconds the whole task call may take
+    retry_delay: float = 0.5  # seconds before the first retry; each later one waits twice as long
     workspace: Path = field(default_factory=Path.cwd)
     script_timeout: float = 60.0
 

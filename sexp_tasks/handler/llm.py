@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import gc
 import json
+import logging
 import os
 import threading
 import time
@@ -16,6 +17,7 @@ from typing import Any
 
 from ..lang.values import well_formed
 from ..redact import scrub
+from ..results import round_cost
 from .request import litellm_arguments, model_request
 
 DEFAULT_INPUT_WINDOW = 100_000
@@ -56,12 +58,14 @@ class MockReply:
 
 
 class ProviderError(Exception):
-    """A model call that failed after litellm's retries; kind is the TASK_FAILURE reason."""
+    """A model request that failed; kind is the TASK_FAILURE reason, retryable whether sending
+    it again may succeed (a rate limit, a timeout, a lost connection, a 5xx: handler/retries.py)."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, retryable: bool = False) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.retryable = retryable
 
 
 @cache
@@ -82,6 +86,8 @@ def _litellm() -> Any:
             gc.enable()
 
     litellm.suppress_debug_info = True
+    if not os.environ.get("LITELLM_LOG"):  # sexp says what matters (a dropped setting ...), once
+        logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
     return litellm
 
 
@@ -132,14 +138,14 @@ def complete(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None = None,
     api_base: str | None = None,
-    num_retries: int = 0,
     timeout: float = 600.0,
     mock: MockReply | None = None,
     max_tokens: int | None = None,
     generation: dict[str, Any] | None = None,
     response_format: dict[str, Any] | None = None,
 ) -> ModelReply:
-    """Send one chat completion through litellm; ProviderError when it fails. Safe to call from any thread.
+    """Send one chat completion through litellm, once; ProviderError when it fails (retries are
+    the Handler's: handler/retries.py). Safe to call from any thread.
 
     What is sent is request.model_request of the arguments (max_tokens is a generation setting)."""
     litellm = _litellm()
@@ -147,8 +153,7 @@ def complete(
     options = litellm_arguments(model_request(model, messages, tools, settings, response_format))
     options["timeout"] = timeout
     options["drop_params"] = True  # a setting the provider does not take is dropped, not an error
-    if num_retries:  # litellm takes a slower path for any num_retries given, 0 included
-        options["num_retries"] = num_retries
+    options["max_retries"] = 0  # the OpenAI client's own retries would be hidden; the Handler retries
     if mock is not None:
         # litellm refuses an unknown provider, so mock/<name> answers as openai/<name>, no HTTP.
         options["model"] = "openai/" + model.removeprefix("mock/")
@@ -323,7 +328,7 @@ def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> Mod
         finish_reason=choice.finish_reason,
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cost_usd=cost,
+        cost_usd=round_cost(cost),
         latency_ms=round(latency_ms, 1),
     )
 
@@ -336,7 +341,7 @@ def _translate(litellm: Any, exc: Exception) -> ProviderError:
             "context_window",
             "the prompt is longer than the model's context window",
         ),
-        (litellm.RateLimitError, "rate_limit", "the provider's rate limit was hit (retries exhausted)"),
+        (litellm.RateLimitError, "rate_limit", "the provider's rate limit was hit"),
         (litellm.Timeout, "timeout", "the model did not answer in time"),
         (litellm.AuthenticationError, "authentication", "the provider refused the API key (check it is set)"),
         (litellm.PermissionDeniedError, "authentication", "the provider denied access to this model"),
@@ -346,7 +351,11 @@ def _translate(litellm: Any, exc: Exception) -> ProviderError:
     ]
     for kind_class, kind, text in table:
         if isinstance(exc, kind_class):
-            return ProviderError(kind, f"{text}: {_detail(exc)}")
+            return ProviderError(kind, f"{text}: {_detail(exc)}", kind in _RETRYABLE)
+    if _lost_connection(exc):  # litellm reports it as an HTTP 500 it never received
+        return ProviderError(
+            "connection", f"connection error: the provider closed the connection: {_detail(exc)}", True
+        )
     if "missing credentials" in str(exc).lower() or "api_key client option must be set" in str(exc):
         # litellm reports a missing key as an internal error (HTTP 500); say what it is.
         return ProviderError(
@@ -355,7 +364,24 @@ def _translate(litellm: Any, exc: Exception) -> ProviderError:
         )
     status = getattr(exc, "status_code", None)
     label = f"provider error (HTTP {status})" if status else "provider error"
-    return ProviderError("provider_error", f"{label}: {_detail(exc)}")
+    transient = not isinstance(status, int) or status >= 500 or status in (408, 409)
+    return ProviderError("provider_error", f"{label}: {_detail(exc)}", transient)
+
+
+_RETRYABLE = frozenset(("rate_limit", "timeout", "connection"))
+
+
+def _lost_connection(exc: BaseException) -> bool:
+    """Whether exc comes from a connection that broke (openai's APIConnectionError, below the
+    InternalServerError litellm makes of it), not from an answer the provider sent."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if any(kind.__name__ == "APIConnectionError" for kind in type(cause).__mro__):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _detail(exc: Exception) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import BatchError, StoreError
 from ..redact import scrub
+from ..results import round_cost
 from .store import Store
 
 TABLES = (
@@ -177,5 +178,5 @@ def batch_summary(store: Store, batch_id: str) -> dict[str, Any] | None:
         "ok": int(counts["ok"]),
         "total": int(found["options"].get("total", 0)),
         "tokens": int(counts["tokens"]),
-        "cost_usd": float(counts["cost_usd"]),
+        "cost_usd": round_cost(counts["cost_usd"]),
     }

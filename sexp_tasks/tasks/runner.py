@@ -19,6 +19,7 @@ from ..handler.handler import Handler
 from ..handler.output import schema_problem
 from ..handler.python_tools import PythonTool
 from ..handler.replay import Cassette
+from ..handler.retries import request_limits
 from ..lang.values import Value
 from ..resources import data_dir
 from ..results import FAILED, TaskError, TaskResult, record_verdict
@@ -142,13 +143,8 @@ class TaskSystem:
 
     # Running ----------------------------------------------------------------------------------
     def model_for(self, template: TaskTemplate, call_model: str | None) -> str:
-        """Call-site model > --model > the template's <model> > SEXP_MODEL > sexp.toml."""
-        for model in (
-            call_model,
-            self.settings.model_override,
-            template.model,
-            self.settings.model,
-        ):
+        """Call-site model > --model or model= > the template's <model> > SEXP_MODEL > sexp.toml."""
+        for model in (call_model, self.settings.model_override, template.model, self.settings.model):
             if model:
                 return str(model)
         raise NoModelError(
@@ -240,6 +236,7 @@ class TaskSystem:
             generation=merge_generation(self.settings.generation, template.generation, options.generation),
             workspace=workspace,
             script_timeout=float(self.settings.script_timeout),
+            **request_limits(self.settings, template.limits.get("timeout")),
         )
         return PreparedCall(prompt, config, options, files, file_warnings)
 
