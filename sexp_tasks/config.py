@@ -186,9 +186,10 @@ def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
         warnings += _foreign_api_base(str(values["api_base"]), f"./{toml_path.name}")
     for key, value in overrides.items():
         if value is not None:
-            values[key] = check_setting(key, value, _FLAGS.get(key, key))
+            checked = check_setting(key, value, _FLAGS.get(key, key))
             if key == "generation":  # an API's generation= adds to sexp.toml's table, key by key
-                values[key] = merge_generation(values.get(key, {}), values[key])
+                checked = merge_generation(values.get(key, {}), checked)
+            values[key] = checked
             sources[key] = FLAG
     return replace(Settings(**values), warnings=tuple(warnings), sources=sources)
 
