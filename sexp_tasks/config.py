@@ -315,6 +315,6 @@ def _line_of(path: Path, keys: tuple[str, ...]) -> int | None:
         header = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", line)
         if header:
             current = header.group(1)
-        elif current in (table, "") and setting.search(line):
+        elif (current in (table, "") or table.startswith(current + ".")) and setting.search(line):
             return number
     return None
