@@ -82,7 +82,8 @@ def test_extra_is_sent_even_where_litellm_would_drop_it(server: LLMServer) -> No
 
 
 def test_a_bad_extra_is_refused_before_any_request(cli: Cli, workspace: Path, server: LLMServer) -> None:
-    (workspace / "p.sexp").write_text('(defatom hi (instructions "Hi."))\n(hi :generation {"extra" (list 1)})\n')
+    program = '(defatom hi (instructions "Hi."))\n(hi :generation {"extra" (list 1)})\n'
+    (workspace / "p.sexp").write_text(program)
     status, out, err = cli("run", "p.sexp", "--json", env=env(server))
     assert "extra must be a dict" in out + err and server.requests == []
     template(workspace, "<extra>[1, 2]</extra>")
