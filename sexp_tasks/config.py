@@ -288,12 +288,12 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
 
 
 def _refuse_non_finite(data: dict[str, Any], path: Path) -> None:
-    """A UsageError at the line of the first nan or inf the file holds (TOML allows them; no
-    setting takes one, and JSON cannot send one), naming its key."""
+    """A UsageError at the line of the first nan or inf a table of the file holds (TOML allows
+    them; no setting takes one, and JSON cannot send one), naming its key."""
     stack: list[tuple[tuple[str, ...], Any]] = [((), data)]
     while stack:
         keys, value = stack.pop()
-        if isinstance(value, float) and not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value) and len(keys) > 1:  # a top key's range says
             table, key = ".".join(keys[:-1]), keys[-1]
             named = f"[{table}] {key}" if table else f"'{key}'"
             line = _line_of(path, keys)
