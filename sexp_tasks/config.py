@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .generation import GenerationError, check_generation
+from .generation import GenerationError, check_generation, merge_generation
 from .redact import provider_key_set, scrub
 
 DEFAULT_RECURSION_LIMIT = 10_000
@@ -24,7 +24,7 @@ class Settings:
     """Everything a run may be configured with."""
 
     model: str | None = None  # from sexp.toml or SEXP_MODEL: below a template's own <model>
-    model_override: str | None = None  # from --model: above a template's <model>
+    model_override: str | None = None  # from --model or the API's model=: above a template's <model>
     api_base: str | None = None
     templates: tuple[str, ...] = ()  # from sexp.toml and SEXP_TEMPLATES
     template_flags: tuple[str, ...] = ()  # from --templates, loaded last
@@ -40,6 +40,8 @@ class Settings:
     workspace: str = "."
     max_cost_usd: float | None = None
     max_depth: int = 5  # how deep subtasks may nest
+    max_retries: int = 4  # how many times a rate-limited or failed model request is sent again
+    request_timeout: float = 600.0  # seconds a model request may take
     # sexp.toml's [generation] table: settings sent with every call, below a template's and a call's
     generation: Mapping[str, Any] = field(default_factory=dict)
     mock_responses: str | None = None
@@ -72,6 +74,8 @@ _TOML_TYPES: dict[str, tuple[type, ...]] = {
     "workspace": (str,),
     "max_cost_usd": (float, int),
     "max_depth": (int,),
+    "max_retries": (int,),
+    "request_timeout": (float, int),
     "generation": (dict,),
 }
 
@@ -93,6 +97,8 @@ _FLAGS = {
     "workspace": "--workspace",
     "max_cost_usd": "--max-cost",
     "script_user": "--script-user",
+    "max_retries": "--max-retries",
+    "request_timeout": "--request-timeout",
 }
 
 
@@ -111,6 +117,8 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_tool_calls_per_turn": (lambda n: n >= 1, "at least 1"),
     "recursion_limit": (lambda n: n >= 1, "at least 1"),
     "max_depth": (lambda n: n >= 0, "0 or more"),
+    "max_retries": (lambda n: n >= 0, "0 or more"),
+    "request_timeout": (_finite(lambda s: s > 0), "a positive number of seconds"),
     "script_timeout": (_finite(lambda s: s > 0), "a positive number of seconds"),
     "script_output_limit": (lambda n: n >= 0, "0 or more bytes"),
     "script_user": (lambda name: _is_user(name), "the name of a user of this machine"),
@@ -183,7 +191,10 @@ def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
         warnings += _foreign_api_base(str(values["api_base"]), f"./{toml_path.name}")
     for key, value in overrides.items():
         if value is not None:
-            values[key] = check_setting(key, value, _FLAGS.get(key, key))
+            checked = check_setting(key, value, _FLAGS.get(key, key))
+            if key == "generation":  # an API's generation= adds to sexp.toml's table, key by key
+                checked = merge_generation(values.get(key, {}), checked)
+            values[key] = checked
             sources[key] = FLAG
     return replace(Settings(**values), warnings=tuple(warnings), sources=sources)
 
@@ -270,6 +281,7 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
         raise UsageError(f"{path.name}: not UTF-8 text (byte {err.start + 1})") from None
     except OSError as err:
         raise UsageError(f"{path.name}: cannot read it: {err.strerror or err}") from None
+    _refuse_non_finite(data, path)
     values: dict[str, Any] = {}
     for key, value in data.items():
         if key not in TOML_KEYS:
@@ -286,3 +298,36 @@ def _read_toml(path: Path, warnings: list[str]) -> dict[str, Any]:
         values[key] = tuple(str(v) for v in value) if isinstance(value, list) else value
         check_setting(key, values[key], f"{path.name}: '{key}'")
     return values
+
+
+def _refuse_non_finite(data: dict[str, Any], path: Path) -> None:
+    """A UsageError at the line of the first nan or inf a table of the file holds (TOML allows
+    them; no setting takes one, and JSON cannot send one), naming its key."""
+    stack: list[tuple[tuple[str, ...], Any]] = [((), data)]
+    while stack:
+        keys, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value) and len(keys) > 1:  # a top key's range says
+            table, key = ".".join(keys[:-1]), keys[-1]
+            named = f"[{table}] {key}" if table else f"'{key}'"
+            line = _line_of(path, keys)
+            where = f"{path.name}:{line}" if line else path.name
+            raise UsageError(f"{where}: {named} must be a finite number (got {value})")
+        if isinstance(value, dict):
+            stack += [((*keys, str(k)), v) for k, v in reversed(value.items())]
+        elif isinstance(value, list):
+            stack += [(keys, v) for v in reversed(value)]
+
+
+def _line_of(path: Path, keys: tuple[str, ...]) -> int | None:
+    """The line (from 1) where keys[-1] is set under the table keys[:-1] (a `[table]` header, or
+    a dotted or inline form on one line), when it can be told; None otherwise."""
+    table, key = ".".join(keys[:-1]), re.escape(keys[-1])
+    setting = re.compile(rf"""^\s*(?:[\w.-]+\.)?["']?{key}["']?\s*=|[{{,]\s*["']?{key}["']?\s*=""")
+    current = ""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        header = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", line)
+        if header:
+            current = header.group(1)
+        elif (current in (table, "") or table.startswith(current + ".")) and setting.search(line):
+            return number
+    return None

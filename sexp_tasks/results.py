@@ -162,3 +162,9 @@ def record_verdict(result: TaskResult) -> None:
     for key in ("feedback", "details"):
         if key in source:
             result.notes[key] = source[key]
+
+
+def round_cost(usd: float) -> float:
+    """A cost in dollars to 6 significant digits (SPEC §11.1), as results, traces, summaries and
+    batch files hold it: `0.0001782`, never `0.00017820000000000002`."""
+    return float(f"{float(usd):.6g}") if usd else 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -24,6 +25,7 @@ class Scripted:
     error: dict[str, Any] | None = None  # the error body for a status >= 400
     delay: float = 0.0
     no_choices: bool = False  # a 200 whose "choices" is [] (as some filtering proxies send)
+    drop: bool = False  # close the connection without an answer (after delay), as a broken network does
 
 
 def context_length_error() -> Scripted:
@@ -121,7 +123,10 @@ class LLMServer:
                     reply = Scripted(content=server.answer(body), delay=reply.delay)
                 if reply.delay:
                     time.sleep(reply.delay)
-                if reply.status >= 400:
+                if reply.drop:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                elif reply.status >= 400:
                     error = reply.error or {
                         "message": f"scripted error {reply.status}",
                         "type": "server_error",

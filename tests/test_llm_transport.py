@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
 from sexp_tasks.handler import llm
-from sexp_tasks.handler.llm import ModelReply, ProviderError
+from sexp_tasks.handler.llm import ModelReply
 from sexp_tasks.handler.output import _plain_answer
+from sexp_tasks.handler.provider_errors import ProviderError
 from sexp_tasks.handler.replay import Cassette, MockScript
 from sexp_tasks.xmltools import split_answer
 

@@ -161,7 +161,7 @@ def test_settings_are_the_sexp_toml_keys(project: Path) -> None:
     with pytest.raises(sexp_tasks.SexpError, match="'max_turns' has the wrong type \\(str\\)"):
         sexp_tasks.run("1", max_turns="3")
     session = sexp_tasks.Session(max_turns=3, quiet=True, templates=".")
-    assert (session.settings.max_turns, session.settings.templates) == (3, (".",))
+    assert (session.settings.max_turns, session.settings.template_flags) == (3, (".",))  # as --templates
 
 
 def test_the_package_is_typed() -> None:

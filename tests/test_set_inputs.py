@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import Cli
 
 import sexp_tasks
-from conftest import Cli
 
 PROGRAM = '(list (format "{} as {}" "report" "pdf") who)\n'
 
@@ -27,7 +27,9 @@ def test_eval_follows_the_same_rule(cli: Cli) -> None:
     assert "warning: --set 'first' is not bound (a built-in has that name)" in err
 
 
-def test_run_file_inputs_named_as_built_ins_are_not_bound(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_file_inputs_named_as_built_ins_are_not_bound(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (workspace / "p.sexp").write_text(PROGRAM)
     session = sexp_tasks.Session()
     assert session.run_file(workspace / "p.sexp", {"format": "pdf", "who": "bo"}) == ["report as pdf", "bo"]

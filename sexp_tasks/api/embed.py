@@ -30,11 +30,15 @@ KNOWN_SETTINGS = (*SHOWN_SETTINGS, "quiet")
 # How many Session.call calls made from inside a running program (a tool's) enclose the code
 # running now: each is a level of nesting, limited by max_depth as subtasks are.
 _NESTED_CALLS: ContextVar[int] = ContextVar("sexp_nested_calls", default=0)
+# The API's settings that are flags' fields: they rank as `--model` and `--templates` do (SPEC §11.1).
+_AS_FLAGS = {"model": "model_override", "templates": "template_flags"}
 
 
 def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settings:
     """Settings from directory's sexp.toml (the working directory's by default) and the
-    environment, then the given keyword settings, checked as flags are."""
+    environment, then the given keyword settings, checked as flags are and ranking as they do:
+    `model=` wins over a template's <model> as `--model` does, `templates=` adds directories
+    loaded last as `--templates` does, `generation=` adds to sexp.toml's table key by key."""
     unknown = sorted(set(given) - set(KNOWN_SETTINGS))
     if unknown:
         raise SettingsError(f"unknown setting '{unknown[0]}'; known settings: {', '.join(KNOWN_SETTINGS)}")
@@ -51,7 +55,8 @@ def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settin
                 overrides[key] = check_generation(value)
             # named as the caller named it, not as the flag; templates are directories as --templates'
             check_setting("template_flags" if key == "templates" else key, value, key)
-        return load_settings(directory or Path.cwd(), overrides)
+        flags = {_AS_FLAGS.get(key, key): value for key, value in overrides.items()}
+        return load_settings(directory or Path.cwd(), flags)
     except (UsageError, GenerationError) as err:
         raise SettingsError(str(err)) from None
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..results import round_cost
+
 
 @dataclass(frozen=True)
 class ProgramBundle:
@@ -59,6 +61,6 @@ class RowOutcome:
             "error": self.error,
             "run_id": self.run_id,
             "tokens": self.tokens,
-            "cost_usd": self.cost_usd,
+            "cost_usd": round_cost(self.cost_usd),
             "seconds": self.seconds,
         }

@@ -273,6 +273,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "workspace": args.workspace,
         "max_cost_usd": args.max_cost,
         "script_user": args.script_user,
+        "max_retries": args.max_retries,
+        "request_timeout": args.request_timeout,
         "quiet": getattr(args, "quiet", False) or None,
     }
 

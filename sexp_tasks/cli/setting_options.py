@@ -14,6 +14,8 @@ SETTING_HELP = {
     "workspace": "the directory files are confined to",
     "max_cost": "stop model calls once this much is spent",
     "script_user": "run scripts as USER (sexp running as root; see docs/security.md)",
+    "max_retries": "send a rate-limited or failed model request again at most N times (default 4)",
+    "request_timeout": "seconds a model request may take (default 600)",
 }
 
 
@@ -31,3 +33,5 @@ def add_setting_options(parser: argparse.ArgumentParser, **help: str) -> None:
     parser.add_argument("--workspace", metavar="DIR", help=text["workspace"])
     parser.add_argument("--max-cost", type=float, metavar="USD", help=text["max_cost"])
     parser.add_argument("--script-user", metavar="USER", help=text["script_user"])
+    parser.add_argument("--max-retries", type=int, metavar="N", help=text["max_retries"])
+    parser.add_argument("--request-timeout", type=float, metavar="SECONDS", help=text["request_timeout"])

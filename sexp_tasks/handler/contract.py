@@ -72,8 +72,10 @@ class HandlerConfig:
     tools: tuple[str, ...] = ()
     # the procedures of the program among tools, as tools (tasks/procedure_tools.py), by name
     program_tools: Mapping[str, PythonTool] = field(default_factory=dict)
-    num_retries: int = 2
-    timeout: float = 600.0
+    num_retries: int = 4  # max_retries: how many times a request may be sent again (handler/retries.py)
+    timeout: float = 600.0  # request_timeout: seconds one request may take
+    time_limit: float | None = None  # <limits timeout>: seconds the whole task call may take
+    retry_delay: float = 0.5  # seconds before the first retry; each later one waits twice as long
     workspace: Path = field(default_factory=Path.cwd)
     script_timeout: float = 60.0
     script_user: str | None = None  # the user scripts and run_command run as (config.Settings)

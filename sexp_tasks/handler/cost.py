@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 
 from ..results import TaskError
+from . import llm
 from .llm import ModelReply
 
 WAIT_STEP = 0.1  # seconds between checks while a call waits for reservations to settle (Ctrl-C gets in)
@@ -141,3 +142,17 @@ def format_cost(usd: float | None) -> str:
     decimals = max(2, 3 - math.floor(math.log10(abs(value))))
     whole, _, fraction = f"{value:.{decimals}f}".partition(".")
     return f"${whole}.{fraction.rstrip('0').ljust(2, '0')}"
+
+
+def call_reservation(
+    budget: CostBudget, model: str, prompt_tokens: int, max_tokens: int | None
+) -> tuple[float, float]:
+    """What a call reserves (SPEC §10.1): its likely cost (prompt, and output at max_tokens when
+    set, else at the largest output of the run so far) and its bound (output at max_tokens, else
+    at the model's largest output), so calls sent together pass the budget by one call at most.
+    Nothing (0, 0) when the budget has no limit."""
+    if budget.limit is None:
+        return 0.0, 0.0
+    estimate = llm.estimate_cost(model, prompt_tokens, max_tokens or budget.largest_output)
+    most = max_tokens or max(budget.largest_output, llm.output_limit(model))
+    return estimate, llm.estimate_cost(model, prompt_tokens, most)

@@ -7,14 +7,17 @@ from functools import partial
 from typing import Any
 
 from ..lang.values import parse_json_text
-from ..results import COMPLETE, FAILED, TaskError, TaskResult
+from ..results import COMPLETE, FAILED, TaskError, TaskResult, round_cost
 from . import llm, structured, tokens
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
+from .cost import call_reservation
 from .file_reader import file_block
-from .llm import ModelReply, ProviderError
+from .llm import ModelReply
 from .output import instructions, notes_cut_warning, read_answer
+from .provider_errors import ProviderError
 from .replay import fingerprint
 from .request import model_request
+from .retries import Attempts, Deadline, failure
 from .structured import refusal_warning, repair_request, response_format
 from .tools import ToolBox
 
@@ -58,6 +61,9 @@ class Handler:
         self._response_format: dict[str, Any] | None = None  # sent with each call (set per run)
         self._bare = False  # whether the prompt asks for bare JSON, as response_format goes (set per run)
         self.repairs = 0  # the repair messages sent (SPEC §10.2)
+        self.retries: list[dict[str, Any]] = []  # each request sent again, with its turn (SPEC §11.1)
+        self._deadline: Deadline | None = None  # when the call must end (<limits timeout>; set per run)
+        self._attempts = Attempts(config)  # the requests of the turn being sent (set per turn)
 
     def run(self, prompt: TaskPrompt) -> TaskResult:
         """The TaskResult of the conversation; failures are FAILED results, never exceptions.
@@ -65,6 +71,7 @@ class Handler:
         An answer that fails the output format is sent back with its violations, asking for a
         corrected one, up to the output's `retries` times, each a turn (SPEC §10.2)."""
         model = self._prepare(prompt)
+        self._deadline = None if self.config.time_limit is None else Deadline.after(self.config.time_limit)
         self.context_limit = int(self.config.max_context_window_fraction * llm.input_window(model))
         messages = self.messages(prompt)
         turns = 0
@@ -82,17 +89,12 @@ class Handler:
                 self.repairs -= 1  # refused before it was sent: max_turns, the context or the budget
             return self._result(prompt, model, stop.partial, FAILED, error=stop.error)
         self.warnings.extend(reading.warnings)
-        if reading.violations:
-            error = TaskError(
-                "TASK_FAILURE",
-                "the output does not match the declared format: " + "; ".join(reading.violations),
-                reason="output_format_failure",
-                violations=reading.violations,
-            )
-            return self._result(
-                prompt, model, reading.content, FAILED, reading.notes, error=error, parsed=reading.parsed
-            )
-        return self._result(prompt, model, reading.content, COMPLETE, reading.notes, parsed=reading.parsed)
+        error, violations = None, reading.violations
+        if violations:
+            message = "the output does not match the declared format: " + "; ".join(violations)
+            error = TaskError("TASK_FAILURE", message, reason="output_format_failure", violations=violations)
+        status = COMPLETE if error is None else FAILED
+        return self._result(prompt, model, reading.content, status, reading.notes, error, reading.parsed)
 
     def _prepare(self, prompt: TaskPrompt) -> str:
         """The model of this run; decides whether the JSON Schema goes as response_format, and
@@ -239,6 +241,8 @@ class Handler:
     def _check_budget(self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None) -> None:
         """Refuse (before sending) a call past max_turns or the context limit; warn past the threshold."""
         self.context_tokens = tokens.count_messages(messages, schemas)
+        if self._deadline is not None and self._deadline.left() <= 0:
+            raise _Stop(failure(self._deadline.passed(), self.config.model), self.partial)
         if self.turns + 1 > self.config.max_turns:
             raise _Stop(
                 self._exhausted("turns", f"the task needs more than {self.config.max_turns} turns"),
@@ -300,6 +304,7 @@ class Handler:
         self._drop_unsupported(model, request)
         reserved = self._reserve(model)
         reply: ModelReply | None = None
+        self._attempts = Attempts(self.config, self._deadline)
         try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
             mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
             send = partial(self._complete, mock=mock)
@@ -307,35 +312,27 @@ class Handler:
             if refused:  # the same turn went again, prompt-only (SPEC §10.2)
                 self._no_response_format(model, request)
         except ProviderError as err:
-            raise _Stop(
-                TaskError("TASK_FAILURE", err.message, reason=err.kind, details={"model": model}),
-                self.partial,
-            )
+            raise _Stop(failure(err, model, len(self._attempts.retries)), self.partial)
         finally:
             self.services.budget.settle(reserved, reply)  # the real cost replaces the estimate
+            self.retries += [{"turn": self.turns + 1, **retry} for retry in self._attempts.retries]
         assert reply is not None  # else complete raised
         if cassette is not None:
             cassette.record(key, model, reply)
         return reply
 
     def _complete(self, request: dict[str, Any], num_retries: int, mock: Any) -> ModelReply:
-        c = self.config
-        return llm.complete(
-            request["model"],
-            request["messages"],
-            request["tools"],
-            c.api_base,
-            num_retries,
-            c.timeout,
-            mock,
-            generation=request["generation"],
-            response_format=request["response_format"],
-        )
+        """The reply to request, sent again up to num_retries times when that may help (retries.py)."""
+        parts, format_ = (request["model"], request["messages"], request["tools"]), request["response_format"]
+        options = {"mock": mock, "generation": request["generation"], "response_format": format_}
+        attempt = partial(llm.complete, *parts, self.config.api_base, **options)  # takes the timeout
+        return self._attempts.send(attempt, num_retries, format_ is not None)
 
     def _drop_unsupported(self, model: str, request: dict[str, Any]) -> None:
         """Settings litellm says the provider does not take are not sent, said once (SPEC §10.2)."""
         native = ["response_format"] if request["response_format"] is not None else []
-        dropped = llm.unsupported_settings(model, [*request["generation"], *native])
+        named = [key for key in request["generation"] if key != "extra"]  # extra's go as they are
+        dropped = llm.unsupported_settings(model, [*named, *native])
         if "response_format" in dropped:
             self._no_response_format(model, request)
             dropped.remove("response_format")
@@ -353,17 +350,11 @@ class Handler:
             self.warnings.append(warning)
 
     def _reserve(self, model: str) -> float:
-        """Reserve this call's cost against the run's budget (SPEC §10.1, handler/cost.py): its
-        prompt, and output at max_tokens when set, else likely at the largest output of the run so
-        far and at most at the model's largest output; _Stop when the budget cannot hold it. What
-        it reserved."""
+        """Reserve this call's cost against the run's budget (handler/cost.py: call_reservation);
+        _Stop when the budget cannot hold it. What it reserved."""
         budget = self.services.budget
-        estimate = bound = 0.0
-        if budget.limit is not None:
-            limit = self.config.max_tokens or self.config.generation.get("max_tokens")
-            estimate = llm.estimate_cost(model, self.context_tokens, limit or budget.largest_output)
-            most = limit or max(budget.largest_output, llm.output_limit(model))
-            bound = llm.estimate_cost(model, self.context_tokens, most)
+        limit = self.config.max_tokens or self.config.generation.get("max_tokens")
+        estimate, bound = call_reservation(budget, model, self.context_tokens, limit)
         refusal = budget.reserve(estimate, bound)
         if refusal is not None:
             raise _Stop(refusal, self.partial)
@@ -393,13 +384,13 @@ class Handler:
             template=prompt.template,
             model=model,
             usage=dict(self.usage),
-            cost_usd=round(self.cost_usd, 8),
+            cost_usd=round_cost(self.cost_usd),
             latency_ms=round(self.latency_ms, 1),
             resources=self._resources(),
             warnings=list(self.warnings),
         )
-        if self.subtasks:
-            all_notes["subtasks"] = list(self.subtasks)
+        extras = {"subtasks": list(self.subtasks), "retries": list(self.retries)}  # retries: `sexp trace`
+        all_notes.update((key, value) for key, value in extras.items() if value)
         if prompt.output.retries:  # the repair messages sent, when the template allows any
             all_notes["repairs"] = self.repairs
         return TaskResult(content=content, status=status, notes=all_notes, parsed_content=parsed, error=error)

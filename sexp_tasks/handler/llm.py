@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import gc
 import json
+import logging
 import os
 import threading
 import time
@@ -15,7 +16,8 @@ from importlib.util import find_spec
 from typing import Any
 
 from ..lang.values import well_formed
-from ..redact import scrub
+from ..results import round_cost
+from .provider_errors import translate_error
 from .request import litellm_arguments, model_request
 
 DEFAULT_INPUT_WINDOW = 100_000
@@ -56,17 +58,6 @@ class MockReply:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-class ProviderError(Exception):
-    """A model call that failed after litellm's retries; kind is the TASK_FAILURE reason, status
-    the provider's HTTP status when it gave one."""
-
-    def __init__(self, kind: str, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.status = status
-
-
 @cache
 def _litellm() -> Any:
     """litellm, imported on first use, offline-safe and quiet.
@@ -85,6 +76,8 @@ def _litellm() -> Any:
             gc.enable()
 
     litellm.suppress_debug_info = True
+    if not os.environ.get("LITELLM_LOG"):  # sexp says what matters (a dropped setting ...), once
+        logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
     return litellm
 
 
@@ -147,14 +140,14 @@ def complete(
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None = None,
     api_base: str | None = None,
-    num_retries: int = 0,
     timeout: float = 600.0,
     mock: MockReply | None = None,
     max_tokens: int | None = None,
     generation: dict[str, Any] | None = None,
     response_format: dict[str, Any] | None = None,
 ) -> ModelReply:
-    """Send one chat completion through litellm; ProviderError when it fails. Safe to call from any thread.
+    """Send one chat completion through litellm, once; ProviderError when it fails (retries are
+    the Handler's: handler/retries.py). Safe to call from any thread.
 
     What is sent is request.model_request of the arguments (max_tokens is a generation setting)."""
     litellm = _litellm()
@@ -162,8 +155,7 @@ def complete(
     options = litellm_arguments(model_request(model, messages, tools, settings, response_format))
     options["timeout"] = timeout
     options["drop_params"] = True  # a setting the provider does not take is dropped, not an error
-    if num_retries:  # litellm takes a slower path for any num_retries given, 0 included
-        options["num_retries"] = num_retries
+    options["max_retries"] = 0  # the OpenAI client's own retries would be hidden; the Handler retries
     if mock is not None:
         # litellm refuses an unknown provider, so mock/<name> answers as openai/<name>, no HTTP.
         options["model"] = "openai/" + model.removeprefix("mock/")
@@ -182,7 +174,7 @@ def complete(
         else:
             response = litellm.completion(**options)
     except Exception as exc:
-        raise _translate(litellm, exc) from None
+        raise translate_error(litellm, exc) from None
     latency = (time.perf_counter() - started) * 1000
     return _reply(litellm, response, latency, is_mock=mock is not None)
 
@@ -340,43 +332,6 @@ def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> Mod
         finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cost_usd=cost,
+        cost_usd=round_cost(cost),
         latency_ms=round(latency_ms, 1),
     )
-
-
-def _translate(litellm: Any, exc: Exception) -> ProviderError:
-    """One ProviderError, with a reason and a key-free message, for any litellm failure."""
-    table: list[tuple[Any, str, str]] = [
-        (
-            litellm.ContextWindowExceededError,
-            "context_window",
-            "the prompt is longer than the model's context window",
-        ),
-        (litellm.RateLimitError, "rate_limit", "the provider's rate limit was hit (retries exhausted)"),
-        (litellm.Timeout, "timeout", "the model did not answer in time"),
-        (litellm.AuthenticationError, "authentication", "the provider refused the API key (check it is set)"),
-        (litellm.PermissionDeniedError, "authentication", "the provider denied access to this model"),
-        (litellm.NotFoundError, "bad_request", "the provider does not know this model or endpoint"),
-        (litellm.BadRequestError, "bad_request", "the provider rejected the request"),
-        (litellm.APIConnectionError, "connection", "cannot reach the provider"),
-    ]
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    for kind_class, kind, text in table:
-        if isinstance(exc, kind_class):
-            return ProviderError(kind, f"{text}: {_detail(exc)}", status)
-    if "missing credentials" in str(exc).lower() or "api_key client option must be set" in str(exc):
-        # litellm reports a missing key as an internal error (HTTP 500); say what it is.
-        return ProviderError(
-            "authentication",
-            f"no API key for this provider (set its key, e.g. OPENAI_API_KEY): {_detail(exc)}",
-        )
-    label = f"provider error (HTTP {status})" if status else "provider error"
-    return ProviderError("provider_error", f"{label}: {_detail(exc)}", status)
-
-
-def _detail(exc: Exception) -> str:
-    """The exception's own message, shortened and scrubbed of keys."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return scrub(text[:300])

@@ -38,9 +38,14 @@ def model_request(
 
 def litellm_arguments(request: dict[str, Any]) -> dict[str, Any]:
     """The request as litellm.completion's keyword arguments: each generation setting under its
-    own name; tools and response_format only when there are any."""
+    own name, and each of `extra`'s; tools and response_format only when there are any."""
     arguments: dict[str, Any] = {"model": request["model"], "messages": request["messages"]}
-    arguments.update(request["generation"])
+    settings = dict(request["generation"])
+    extra = settings.pop("extra", None) or {}
+    arguments.update(settings)
+    if extra:  # sent as given, even a setting litellm would drop for this provider (SPEC §11.1)
+        arguments.update(extra)
+        arguments["allowed_openai_params"] = list(extra)
     if request["tools"]:
         arguments["tools"] = request["tools"]
     if request["response_format"] is not None:

@@ -9,7 +9,8 @@ from typing import Any
 
 from . import llm
 from .contract import OutputSpec
-from .llm import ModelReply, ProviderError
+from .llm import ModelReply
+from .provider_errors import ProviderError
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 # What a provider's refusal of response_format says (litellm's UnsupportedParamsError, an

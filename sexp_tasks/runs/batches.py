@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from ..errors import BatchError, StoreError
+from ..results import round_cost
 from .store import Store, kept_json
 
 TABLES = (
@@ -201,5 +202,5 @@ def batch_summary(store: Store, batch_id: str) -> dict[str, Any] | None:
         "ok": int(counts["ok"]),
         "total": int(found["options"].get("total", 0)),
         "tokens": int(counts["tokens"]),
-        "cost_usd": float(counts["cost_usd"]),
+        "cost_usd": round_cost(counts["cost_usd"]),
     }

@@ -20,6 +20,7 @@ from ..diagnostics import preview
 from ..handler.cost import format_cost
 from ..handler.request import format_answer, format_request
 from ..redact import scrub
+from ..results import round_cost
 
 PREVIEW_CHARS = 60
 UNREADABLE = "(unreadable result)"
@@ -121,7 +122,7 @@ def run_summary(run: dict[str, Any], steps: list[dict[str, Any]] | None = None) 
         totals = {
             "steps": len(steps),
             "tokens": sum(d["tokens"] or 0 for d in data),
-            "cost_usd": sum(d["cost_usd"] or 0.0 for d in data),
+            "cost_usd": round_cost(sum(d["cost_usd"] or 0.0 for d in data)),
         }
     else:  # sums made by SQL, which reads garbage as 0
         totals = {key: _number(run, key, []) or 0 for key in ("steps", "tokens", "cost_usd")}
@@ -134,7 +135,7 @@ def run_summary(run: dict[str, Any], steps: list[dict[str, Any]] | None = None) 
         "duration_s": duration(started, ended),
         "steps": int(totals["steps"]),
         "tokens": int(totals["tokens"]),
-        "cost_usd": float(totals["cost_usd"]),
+        "cost_usd": round_cost(totals["cost_usd"]),
     }
     if invalid:
         summary["invalid"] = invalid
@@ -236,8 +237,9 @@ def format_trace(
         lines.append(indent + (last if is_last else branch) + format_step(node.row))
         below = indent + (space if is_last else pipe)
         children = node.children
+        detail = below + (pipe if children else space)
+        lines += [detail + line for line in retry_lines(step_retries(node.row))]
         if full:
-            detail = below + (pipe if children else space)
             lines += [
                 (detail + line).rstrip() for line in _turn_lines(node.row, turns.get(node.row["key"], []))
             ]
@@ -260,6 +262,7 @@ def trace_json(run: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, An
         data = _step_data(node.row)
         exchanges = [_exchange(turn) for turn in turns.get(node.row["key"], [])]
         data["request"], data["answer"] = exchanges[-1][:2] if exchanges else (None, None)
+        data["retries"] = step_retries(node.row)
         data["children"] = data.pop("children")  # last, after the request and answer
         siblings.append(data)
         stack.extend((child, data["children"]) for child in reversed(node.children))
@@ -299,7 +302,7 @@ def _step_data(row: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens": None if "prompt_tokens" in invalid else int(tokens_in or 0),
         "completion_tokens": None if "completion_tokens" in invalid else int(tokens_out or 0),
         "tokens": None if bad_tokens else int((tokens_in or 0) + (tokens_out or 0)),
-        "cost_usd": None if "cost_usd" in invalid else float(cost or 0.0),
+        "cost_usd": None if "cost_usd" in invalid else round_cost(cost or 0.0),
         "started_at": started,
         "ended_at": ended,
         "duration_s": duration(started, ended),
@@ -309,6 +312,30 @@ def _step_data(row: dict[str, Any]) -> dict[str, Any]:
     if invalid:
         data["invalid"] = invalid
     return data
+
+
+# Retries --------------------------------------------------------------------------------------
+def step_retries(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model requests a task step sent again (its result's notes `retries`: turn, retry,
+    reason, error, delay_s); [] for none, or when the result cannot be read."""
+    try:
+        record = json.loads(row.get("result") or "")
+    except (ValueError, TypeError):
+        return []
+    notes = record.get("notes") if isinstance(record, dict) else None
+    retries = notes.get("retries") if isinstance(notes, dict) else None
+    return [retry for retry in retries if isinstance(retry, dict)] if isinstance(retries, list) else []
+
+
+def retry_lines(retries: list[dict[str, Any]]) -> list[str]:
+    """`retry 1 (turn 1) after 0.5s: rate_limit: the provider's rate limit ...`, one a retry."""
+    lines = []
+    for retry in retries:
+        delay = retry.get("delay_s")
+        waited = f" after {delay:g}s" if isinstance(delay, (int, float)) else ""
+        head = f"retry {retry.get('retry', '?')} (turn {retry.get('turn', '?')}){waited}"
+        lines.append(f"{head}: {retry.get('reason', '?')}: {preview(str(retry.get('error', '')), 100)}")
+    return lines
 
 
 # Model turns ----------------------------------------------------------------------------------

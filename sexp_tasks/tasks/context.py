@@ -122,7 +122,9 @@ class ContextFrame:
 
 
 # Notes that are the Handler's metrics, not what the task learned.
-_METRIC_NOTES = frozenset({"template", "model", "usage", "cost_usd", "latency_ms", "resources", "warnings"})
+_METRIC_NOTES = frozenset(
+    {"template", "model", "usage", "cost_usd", "latency_ms", "resources", "warnings", "retries"}
+)
 
 
 def notes_text(result: TaskResult) -> str:

@@ -18,6 +18,7 @@ from ..handler.cost import CostBudget
 from ..handler.handler import Handler
 from ..handler.python_tools import PythonTool
 from ..handler.replay import Cassette
+from ..handler.retries import request_limits
 from ..lang.values import Value
 from ..resources import data_dir
 from ..results import FAILED, TaskError, TaskResult, record_verdict
@@ -139,13 +140,8 @@ class TaskSystem:
 
     # Running ----------------------------------------------------------------------------------
     def model_for(self, template: TaskTemplate, call_model: str | None) -> str:
-        """Call-site model > --model > the template's <model> > SEXP_MODEL > sexp.toml."""
-        for model in (
-            call_model,
-            self.settings.model_override,
-            template.model,
-            self.settings.model,
-        ):
+        """Call-site model > --model or model= > the template's <model> > SEXP_MODEL > sexp.toml."""
+        for model in (call_model, self.settings.model_override, template.model, self.settings.model):
             if model:
                 return str(model)
         raise NoModelError(
@@ -237,6 +233,7 @@ class TaskSystem:
             workspace=workspace,
             script_timeout=float(self.settings.script_timeout),
             script_user=self.settings.script_user,
+            **request_limits(self.settings, template.limits.get("timeout")),
         )
         return PreparedCall(prompt, config, options, files, file_warnings)
 

@@ -10,7 +10,7 @@ from ...errors import FormError
 from ...generation import GenerationError, check_generation
 from ...lang.printer import to_repr
 from ...lang.quoting import datum
-from ...syntax.nodes import FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol, elements
+from ...syntax.nodes import DictNode, FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol, elements
 from ..template import (
     NATIVE_MODES,
     TYPE_ALIASES,
@@ -156,6 +156,8 @@ def _generation(parts: tuple[Node, ...], name: str, clause: FunctionCallNode) ->
 def _value(node: Node) -> Any:
     if isinstance(node, Literal):
         return node.value
+    if isinstance(node, DictNode):  # (extra {"top_k" 40})
+        return datum(node)
     return _word(node)
 
 
