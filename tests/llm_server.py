@@ -54,6 +54,14 @@ class Recorded:
         self.headers = {name.lower(): value for name, value in self.headers.items()}
 
 
+class _Listening(ThreadingHTTPServer):
+    """The server with a listen backlog a burst of concurrent clients fits in: the default (5)
+    drops connections when 16 arrive at once on a busy machine, and sexp no longer hides that
+    behind litellm's silent retries (each retry is its own, counted and traced)."""
+
+    request_queue_size = 128
+
+
 class LLMServer:
     """Serves POST /v1/chat/completions on 127.0.0.1 (ephemeral port) from a queue of Scripted replies."""
 
@@ -67,7 +75,7 @@ class LLMServer:
         # as a provider that does not take the parameter refuses it
         self.refuse_response_format = False
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = _Listening(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
