@@ -77,7 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     render = actions.add_parser("render", help="print what a call of a template would send (sends nothing)")
     render.add_argument("name", help="the template's name")
     render.add_argument(
-        "--set", action="append", default=[], metavar="NAME=VALUE", help="an input or parameter"
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an input or parameter (read as run's --set reads it: JSON {...} and [...] too)",
     )
     render.add_argument(
         "--set-str", action="append", default=[], metavar="NAME=VALUE", help="one, as a string"
@@ -130,7 +134,7 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="bind a global (value read as a literal when it is one)",
+        help="bind a global (a literal, or JSON {...} or [...] as a dict or list; else a string)",
     )
     parser.add_argument(
         "--set-str", action="append", default=[], metavar="NAME=VALUE", help="bind a global to a string"
