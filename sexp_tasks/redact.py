@@ -34,14 +34,22 @@ _CREDENTIAL_WORDS = frozenset(
     )
 )
 _NOT_CREDENTIAL_WORDS = frozenset(("cost",))
+# Name endings that say a secret, beyond litellm's words: a personal access token (GITHUB_PAT), a
+# password by its short names, credentials. A suffix, not a word: PWD and OLDPWD are directories.
+_CREDENTIAL_SUFFIXES = ("_PAT", "_PASS", "_PASSWD", "_PWD", "_PASSPHRASE", "_CREDS")
 PR_SET_DUMPABLE = 4
 
 
 def is_credential_name(name: str) -> bool:
     """Whether an environment variable of this name holds a credential: `*_API_KEY`, `*_APIKEY`,
-    `*_TOKEN`, `*_SECRET*`, `*PASSWORD*`, or a name litellm masks."""
+    `*_KEY`, `*_TOKEN`, `*_SECRET*`, `*PASSWORD*`, `*_PAT`, `*_PASS`, `*_PASSWD`, `*_PWD`,
+    `*_PASSPHRASE`, `*_CREDS`, or a name litellm masks (a word of it is `key`, `token`, `auth`...)."""
     upper = name.upper()
-    if upper.endswith(("_API_KEY", "_APIKEY")) or "_SECRET" in upper or "PASSWORD" in upper:
+    if (
+        upper.endswith(("_API_KEY", "_APIKEY", *_CREDENTIAL_SUFFIXES))
+        or "_SECRET" in upper
+        or "PASSWORD" in upper
+    ):
         return True  # whatever else the name says (a COST_EXPLORER_API_KEY is a key)
     words = set(name.lower().replace("-", "_").split("_"))
     if words & _NOT_CREDENTIAL_WORDS:  # a price: INPUT_COST_PER_TOKEN

@@ -162,3 +162,22 @@ def test_api_base_warns_only_from_a_workspace_file_with_a_key(cli: Cli, workspac
     assert cli("eval", "1") == (0, "1\n", "")  # no key to send
     mine = {"OPENAI_API_KEY": CANARY, "SEXP_API_BASE": "http://mine.example"}
     assert cli("eval", "1", env=mine) == (0, "1\n", "")  # the user's own environment decides
+
+
+# Secrets known by the ends of their names (issue 19: 24) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["GITHUB_PAT", "GITLAB_PAT", "SMTP_PASS", "DB_PASSWD", "DB_PWD", "GPG_PASSPHRASE", "SERVICE_CREDS"],
+)
+def test_secret_suffixes_are_credentials(name: str, cli: Cli) -> None:
+    value = "plain-value-4c1d2e3f"
+    assert is_credential_name(name)
+    status, _, err = cli("eval", f'(error "bad {value}")', env={name: value})
+    assert status == 1 and value not in err and "bad ***" in err
+
+
+@pytest.mark.parametrize("name", ["PWD", "OLDPWD", "COMPAT", "BYPASS", "XDG_DATA_DIRS"])
+def test_names_that_only_look_like_secrets_are_not(name: str) -> None:
+    assert not is_credential_name(name)
