@@ -81,3 +81,71 @@ def test_run_passes_an_object_input_from_set_to_a_task(cli: Cli, workspace: Path
         "--set", 'record={"name": "Ada"}', "--set", "tags=[]",
     )  # fmt: skip
     assert (status, out) == (EXIT_OK, '"described"\n'), err
+
+
+# Control characters in messages ----------------------------------------------------------------
+
+
+def test_a_nul_byte_in_an_error_message_is_shown_escaped(cli: Cli) -> None:
+    status, _, err = cli("eval", '(error "a\\u0000b\\u001b[31mc")')
+    assert status == EXIT_ERROR
+    assert "\0" not in err and "\x1b" not in err
+    assert err.startswith("<eval>:1:1: error: a\\x00b\\x1b[31mc\n")
+
+
+def test_a_nul_byte_in_a_source_line_is_escaped_and_the_caret_still_points(cli: Cli, workspace: Path) -> None:
+    write(workspace / "p.sexp", '(list "\0\0" (car 1 2))\n')
+    status, _, err = cli("run", "p.sexp")
+    assert status == EXIT_ERROR and "\0" not in err
+    lines = err.splitlines()
+    assert lines[1] == '  (list "\\x00\\x00" (car 1 2))'
+    assert lines[2].index("^") == lines[1].index("(car")
+
+
+def test_a_nul_byte_in_a_file_name_warning_or_usage_error_is_escaped(cli: Cli) -> None:
+    status, _, err = cli("run", "no\x01such.sexp")
+    assert status == EXIT_USAGE and "\x01" not in err and "no\\x01such.sexp" in err
+
+
+# Program files too large to read ------------------------------------------------------------
+
+PROGRAM_LIMIT = 8 * 1024 * 1024
+
+
+@pytest.mark.parametrize("size", [PROGRAM_LIMIT + 1, 2 * 1024**3])
+def test_run_refuses_a_program_larger_than_the_limit_before_reading_it(
+    cli: Cli, workspace: Path, size: int
+) -> None:
+    program = write(workspace / "big.sexp", "(+ 1 2)\n")
+    with open(program, "r+b") as file:
+        file.truncate(size)  # sparse: no disk is used, but reading it all would take gigabytes
+    status, out, err = cli("run", "big.sexp", timeout=60)
+    assert (status, out) == (EXIT_USAGE, "")
+    assert err == (
+        f"error: cannot read 'big.sexp': it is {size} bytes, more than a program file may be "
+        f"({PROGRAM_LIMIT} bytes)\n"
+    )
+
+
+def test_check_refuses_a_program_larger_than_the_limit(cli: Cli, workspace: Path) -> None:
+    program = write(workspace / "big.sexp", "(+ 1 2)\n")
+    with open(program, "r+b") as file:
+        file.truncate(PROGRAM_LIMIT + 1)
+    status, _, err = cli("check", "big.sexp")
+    assert status == EXIT_USAGE
+    assert f"error: cannot read 'big.sexp': it is {PROGRAM_LIMIT + 1} bytes" in err
+
+
+def test_run_takes_a_program_at_the_limit(cli: Cli, workspace: Path) -> None:
+    text = "(+ 1 2)\n"
+    write(workspace / "p.sexp", text + " " * (PROGRAM_LIMIT - len(text)))
+    assert cli("run", "p.sexp") == (EXIT_OK, "3\n", "")
+
+
+def test_load_refuses_a_file_larger_than_the_limit(cli: Cli, workspace: Path) -> None:
+    program = write(workspace / "big.sexp", "(+ 1 2)\n")
+    with open(program, "r+b") as file:
+        file.truncate(PROGRAM_LIMIT + 1)
+    status, _, err = cli("eval", '(load "big.sexp")')
+    assert status == EXIT_ERROR
+    assert f"error: load: 'big.sexp' is larger than {PROGRAM_LIMIT} bytes" in err

@@ -33,6 +33,7 @@ from ..redact import hide_credentials_from_other_processes
 from .batch_commands import add_batch_parser, batch_command
 from .bindings import parse_bindings
 from .doc_commands import add_doc_parser, doc_command
+from .program_file import read_program
 from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
 from .setting_options import add_setting_options
 from .stdout import discard_stdout, guard_stdout
@@ -218,10 +219,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _guarded(args, lambda: batch_command(args, settings))
     if args.command == "run":
         path = Path(args.file)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise UsageError(f"cannot read '{args.file}': {getattr(err, 'strerror', None) or err}") from None
+        text = read_program(path, args.file)
         started: list[Any] = []  # the runtime, so an interrupt can mark its run even if it is stuck
 
         def abandon() -> None:
@@ -328,9 +326,9 @@ def _check(files: list[str], settings: Settings) -> int:
     status = EXIT_OK
     for name in files:
         try:
-            text = Path(name).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            report(error_line(f"cannot read '{name}': {getattr(err, 'strerror', None) or err}"))
+            text = read_program(Path(name), name)
+        except UsageError as err:
+            report(error_line(str(err)))
             status = max(status, EXIT_USAGE)
             continue
         try:
