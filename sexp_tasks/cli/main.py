@@ -51,10 +51,20 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    parser = _Parser(prog="sexp", description="A small Lisp for LLM workflows. With no COMMAND: the REPL.")
+    parser = _Parser(
+        prog="sexp",
+        usage="sexp [OPTIONS] [COMMAND ...]",
+        description="A small Lisp for LLM workflows. With no COMMAND: the REPL (as `sexp repl`), "
+        "which takes the options below; a COMMAND takes its own (sexp COMMAND --help).",
+    )
     parser.add_argument("--version", action="version", version=f"sexp {__version__}")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    add_setting_options(parser)  # the REPL's
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog="sexp")
+
+    repl = commands.add_parser("repl", help="the REPL: what `sexp` alone starts, with run's setting options")
+    add_setting_options(repl)
+    repl.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     run = commands.add_parser("run", help="run a .sexp program")
     run.add_argument("file", help="the program")
@@ -183,10 +193,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "doc":
             return _guarded(args, lambda: doc_command(args.name, args.long, checking))
         return _guarded(args, lambda: _check(args.files, checking))
-    if args.command is None:
+    if args.command in (None, "repl"):
         from ..repl import start
 
-        return start(load_settings(cwd, {}), debug=args.debug)
+        return start(load_settings(cwd, _overrides(args)), debug=args.debug)  # it shows the warnings
     if args.command in ("runs", "trace"):
         from .run_commands import runs_command, trace_command
 
