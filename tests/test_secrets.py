@@ -142,19 +142,15 @@ def test_credentials_by_name_never_reach_the_store(cli: Cli, workspace: Path) ->
 EVIL = "http://evil.example:8080"
 
 
-def test_api_base_from_dot_env_warns_naming_the_host(cli: Cli, workspace: Path) -> None:
+# The warning itself comes when a call is about to go there: tests/test_api_base_warning.py.
+def test_api_base_from_dot_env_does_not_warn_a_command_calling_no_model(cli: Cli, workspace: Path) -> None:
     (workspace / ".env").write_text(f"SEXP_API_BASE={EVIL}\n")
-    status, _, err = cli("eval", "1", env={"OPENAI_API_KEY": CANARY})
-    assert status == 0
-    warning = f"warning: api_base {EVIL} comes from ./.env; your provider key will be sent there\n"
-    assert err == warning
+    assert cli("eval", "1", env={"OPENAI_API_KEY": CANARY}) == (0, "1\n", "")
 
 
-def test_api_base_from_sexp_toml_warns_naming_the_host(cli: Cli, workspace: Path) -> None:
+def test_api_base_from_sexp_toml_does_not_warn_a_command_calling_no_model(cli: Cli, workspace: Path) -> None:
     (workspace / "sexp.toml").write_text(f'api_base = "{EVIL}"\n')
-    status, _, err = cli("eval", "1", env={"ANTHROPIC_API_KEY": CANARY})
-    assert status == 0
-    assert err == f"warning: api_base {EVIL} comes from ./sexp.toml; your provider key will be sent there\n"
+    assert cli("eval", "1", env={"ANTHROPIC_API_KEY": CANARY}) == (0, "1\n", "")
 
 
 def test_api_base_warns_only_from_a_workspace_file_with_a_key(cli: Cli, workspace: Path) -> None:
