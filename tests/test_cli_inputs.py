@@ -149,3 +149,21 @@ def test_load_refuses_a_file_larger_than_the_limit(cli: Cli, workspace: Path) ->
     status, _, err = cli("eval", '(load "big.sexp")')
     assert status == EXIT_ERROR
     assert f"error: load: 'big.sexp' is larger than {PROGRAM_LIMIT} bytes" in err
+
+
+# Library call sites in traces ------------------------------------------------------------------
+
+
+def test_a_trace_names_a_library_call_site_stdlib_relative(cli: Cli, workspace: Path) -> None:
+    program = workspace / "deep" / "in" / "here" / "p.sexp"
+    write(
+        program,
+        '(defatom draft (params (input str) (feedback any)) (instructions "Write {{input}}"))\n'
+        '(get (refine :director draft :evaluator (lambda (a) 1) :input "x") "score")\n',
+    )
+    status, out, err = cli("run", str(program), "--model", "mock/m")
+    assert (status, out) == (EXIT_OK, "1\n"), err
+    run_id = json.loads(cli("runs", "--json")[1])[0]["id"]
+    status, trace, _ = cli("trace", run_id)
+    step = next(line for line in trace.splitlines() if "task draft" in line)
+    assert " stdlib/loops.sexp:" in step and "../" not in step
