@@ -142,3 +142,11 @@ def test_a_new_line_inside_a_string_is_not_indented(workspace: Path, started: li
     enter(repl, 'b")')
     answer(repl, '(1 "a\\nb")')
     assert quit_(repl) == 0
+
+
+def test_a_repl_option_before_another_command_is_a_usage_error(cli: Cli, workspace: Path) -> None:
+    (workspace / "p.sexp").write_text("(+ 1 2)\n")
+    status, out, err = cli("--model", "mock/x", "run", "p.sexp")
+    assert (status, out) == (2, "")
+    assert err.endswith("error: --model before run is the REPL's option; give it after run\n")
+    assert cli("--debug", "run", "p.sexp")[:2] == (0, "3\n")  # --debug is every command's

@@ -162,7 +162,11 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    misplaced = _repl_option_before(args.command, sys.argv[1:] if argv is None else list(argv))
+    if misplaced is not None:
+        parser.error(f"{misplaced} before {args.command} is the REPL's option; give it after {args.command}")
     sys.set_int_max_str_digits(0)  # integers have any size: --set values too (the language core sets it too)
     hide_credentials_from_other_processes()  # before any script could look at this process
     try:
@@ -178,6 +182,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(traceback_text(closed.cause))
         discard_stdout()
         return EXIT_OK if closed.closed_pipe else EXIT_ERROR
+
+
+def _repl_option_before(command: str | None, argv: list[str]) -> str | None:
+    """The first setting option given before a COMMAND other than repl (`sexp --model M run F`):
+    there it would set nothing, as the command's own options are the ones read."""
+    if command in (None, "repl") or command not in argv:
+        return None
+    before = argv[: argv.index(command)]
+    return next((arg.partition("=")[0] for arg in before if arg.startswith("--") and arg != "--debug"), None)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
