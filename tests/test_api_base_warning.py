@@ -142,3 +142,26 @@ def write_api_base(workspace: Path, origin: str, url: str) -> None:
         (workspace / "sexp.toml").write_text(f'api_base = "{url}"\n')
     else:
         (workspace / ".env").write_text(f"SEXP_API_BASE={url}\n")
+
+
+def test_a_batch_warns_once_for_all_its_rows(cli: Cli, workspace: Path, server: LLMServer) -> None:
+    write_api_base(workspace, "./sexp.toml", server.base_url)
+    (workspace / "p.sexp").write_text(
+        '(defatom ask (params (n int)) (instructions "Say {{n}}"))\n(task-content (ask n))\n'
+    )
+    (workspace / "in.jsonl").write_text("".join(f'{{"n": {n}}}\n' for n in range(4)))
+    status, _, err = cli(
+        "batch", "p.sexp", "--data", "in.jsonl", "--model", "openai/test", env={"OPENAI_API_KEY": KEY}
+    )
+    assert status == 0, err
+    assert len(server.requests) == 4
+    assert warnings_in(err) == [warning(server.base_url, "./sexp.toml")]
+
+
+def test_quiet_does_not_hide_where_the_key_goes(cli: Cli, workspace: Path, server: LLMServer) -> None:
+    write_api_base(workspace, "./sexp.toml", server.base_url)
+    status, out, err = cli(
+        "eval", "-q", "--json", PROGRAM, "--model", "openai/test", env={"OPENAI_API_KEY": KEY}
+    )
+    assert (status, out) == (0, '["ok", "ok", "ok"]\n'), err
+    assert warnings_in(err) == [warning(server.base_url, "./sexp.toml")]

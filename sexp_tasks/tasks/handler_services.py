@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from ..config import Settings, api_base_warning
+from ..diagnostics import warning_line
 from ..errors import ServiceError
 from ..handler.contract import HandlerServices
 from ..handler.replay import Cassette, MockScript
@@ -56,8 +57,14 @@ def make_handler_services(
         record_turn=system.record_turn,
         budget=system.budget,
         python_tools=system.python_tools,  # the same dict: a tool added later is offered too
-        before_sending=lambda: warn_api_base_once(settings, warn),
+        # on stderr even when quiet (a batch's rows always are): where the key goes is no chatter
+        before_sending=lambda: warn_api_base_once(settings, lambda message: _notice(system.err, message)),
     )
+
+
+def _notice(err: TextIO, message: str) -> None:
+    err.write(warning_line(message) + "\n")
+    err.flush()
 
 
 def warn_api_base_once(settings: Settings, warn: Callable[[str], None]) -> None:
