@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import UsageError
 from .generation import GenerationError, check_generation, merge_generation
-from .redact import provider_key_set, scrub
+from .redact import mask_url, provider_key_set
 
 DEFAULT_RECURSION_LIMIT = 10_000
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -48,6 +48,9 @@ class Settings:
     record: str | None = None  # a cassette to write every model call to
     replay: str | None = None  # a cassette to answer every model call from
     quiet: bool = False
+    # The workspace file api_base came from ("./sexp.toml" or "./.env"; None when the user's own
+    # environment or a flag gave it): a call that goes there warns once (api_base_warning).
+    api_base_origin: str | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
     # Where each field's value came from (FLAG, ENVIRONMENT, DOTENV or TOML; several, joined by
     # ", ", for templates, which each adds to); a field not named here has its DEFAULT.
@@ -56,6 +59,8 @@ class Settings:
 
 # Where a setting came from, as `sexp config` shows it (SPEC §10.3).
 FLAG, ENVIRONMENT, DOTENV, TOML, DEFAULT = "flag", "environment", ".env", "sexp.toml", "default"
+# The sources that are files of the workspace, as a warning names them.
+_WORKSPACE_FILES = {TOML: "./sexp.toml", DOTENV: "./.env"}
 
 
 _TOML_TYPES: dict[str, tuple[type, ...]] = {
@@ -139,7 +144,6 @@ def load_dotenv(directory: Path) -> list[str]:
     """
     path = directory / ".env"
     warnings: list[str] = []
-    api_base = ""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -156,18 +160,20 @@ def load_dotenv(directory: Path) -> list[str]:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         if key not in os.environ:
-            if key == "SEXP_API_BASE":
-                api_base = value
             os.environ[key] = _from_dotenv[key] = value
-    return warnings + _foreign_api_base(api_base, "./.env")
+    return warnings
 
 
-def _foreign_api_base(api_base: str, origin: str) -> list[str]:
-    """The warning due when api_base comes from a file of the workspace (a cloned repository may
-    hold one) while a provider key is set: the key goes wherever api_base points."""
-    if not api_base or not provider_key_set():
-        return []
-    return [f"api_base {scrub(api_base)} comes from {origin}; your provider key will be sent there"]
+def api_base_warning(settings: Settings) -> str | None:
+    """The warning due before a model call goes to settings' api_base when it comes from a file
+    of the workspace (a cloned repository may hold one) while a provider key is set: the key goes
+    wherever api_base points. None when there is nothing to warn about."""
+    if not settings.api_base or settings.api_base_origin is None or not provider_key_set():
+        return None
+    return (
+        f"api_base {mask_url(settings.api_base)} comes from {settings.api_base_origin}; "
+        "your provider key will be sent there"
+    )
 
 
 def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
@@ -187,8 +193,6 @@ def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
     if os.environ.get("SEXP_TEMPLATES"):
         values["templates"] = (*values.get("templates", ()), *os.environ["SEXP_TEMPLATES"].split(os.pathsep))
         sources["templates"] = _also(sources.get("templates"), environment_source("SEXP_TEMPLATES"))
-    if "api_base" in values and not os.environ.get("SEXP_API_BASE") and not overrides.get("api_base"):
-        warnings += _foreign_api_base(str(values["api_base"]), f"./{toml_path.name}")
     for key, value in overrides.items():
         if value is not None:
             checked = check_setting(key, value, _FLAGS.get(key, key))
@@ -196,6 +200,7 @@ def load_settings(directory: Path, overrides: dict[str, Any]) -> Settings:
                 checked = merge_generation(values.get(key, {}), checked)
             values[key] = checked
             sources[key] = FLAG
+    values["api_base_origin"] = _WORKSPACE_FILES.get(sources.get("api_base", DEFAULT))
     return replace(Settings(**values), warnings=tuple(warnings), sources=sources)
 
 

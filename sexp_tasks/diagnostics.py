@@ -8,6 +8,7 @@ back as its reply, the CLI writes it with report.
 
 from __future__ import annotations
 
+import re
 import sys
 import traceback
 
@@ -20,6 +21,9 @@ _MAX_SHOWN = 160
 _MAX_DATA = 200  # characters of an (error msg data)'s data shown after its message
 DEBUG_HINT = " (run with --debug for details)"
 INTERRUPTED = "interrupted"  # what Ctrl-C leaves on the screen, in the CLI and the REPL alike
+# Control characters other than tab and newline: shown as \xNN, so that a NUL or an escape
+# sequence in a message or a line can neither cut the line short nor drive the terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def report(text: str) -> None:
@@ -32,12 +36,18 @@ def error_line(message: str, where: str | None = None) -> str:
     """`error: message` (`where: error: message` when where is given), for an error that is no
     SexpError: a command line that cannot be carried out, a file that cannot be read, an unknown
     task, run or command, input that is not text."""
-    return f"error: {message}" if where is None else f"{where}: error: {message}"
+    line = f"error: {message}" if where is None else f"{where}: error: {message}"
+    return escape_controls(line)
 
 
 def warning_line(message: str) -> str:
     """`warning: message`: something worth knowing that stops nothing."""
-    return f"warning: {message}"
+    return escape_controls(f"warning: {message}")
+
+
+def escape_controls(text: str) -> str:
+    """text with its control characters (a NUL, an escape...) but tab and newline shown as `\\xNN`."""
+    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def failed_result_line(value: object) -> str | None:
@@ -64,7 +74,7 @@ def format_failure(exc: BaseException, debug: bool = False, debug_hint: bool = F
         text = error_line("nesting too deep to evaluate")
     else:
         hint = DEBUG_HINT if debug_hint and not debug else ""
-        text = f"internal error: {type(exc).__name__}: {exc}{hint}"
+        text = escape_controls(f"internal error: {type(exc).__name__}: {exc}{hint}")
     return traceback_text(exc) + text if debug else text
 
 
@@ -81,8 +91,8 @@ def format_error(err: SexpError) -> str:
 
 
 def _format(err: SexpError) -> str:
-    message = err.message + _data(err)
-    note = [f"note: {err.note}"] if err.note else []
+    message = escape_controls(err.message + _data(err))
+    note = [escape_controls(f"note: {err.note}")] if err.note else []
     if err.span is None:
         return "\n".join([f"error: {message}", *note])
     span = err.span
@@ -95,9 +105,10 @@ def _format(err: SexpError) -> str:
     else:
         span_column = span.column
     if text.strip():
-        # Keep tabs in the caret line so the caret sits under the right character.
-        pad = "".join(c if c == "\t" else " " for c in text[: span_column - 1])
-        lines.append(f"  {text}")
+        # Keep tabs in the caret line so the caret sits under the right character (and pad an
+        # escaped control character by its escape's width).
+        pad = "".join(c if c == "\t" else " " for c in escape_controls(text[: span_column - 1]))
+        lines.append(f"  {escape_controls(text)}")
         lines.append(f"  {pad}^")
     return "\n".join([*lines, *note])
 

@@ -73,10 +73,13 @@ class ReadError(SexpError):
 
     error_type = "SYNTAX_ERROR"
     incomplete = False  # True when more text could complete it (the REPL then reads another line)
+    in_string = False  # True when the text ended inside a string (the REPL's new line is not indented)
 
-    def unfinished(self) -> ReadError:
-        """This error, marked as one that more input could resolve."""
+    def unfinished(self, in_string: bool = False) -> ReadError:
+        """This error, marked as one that more input could resolve (in_string: the text ended
+        inside a string literal)."""
         self.incomplete = True
+        self.in_string = in_string
         return self
 
 

@@ -9,6 +9,7 @@ import os
 import re
 import sys
 from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit, urlunsplit
 
 _KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
 _SHORTEST_SECRET = 8  # shorter values (`true`, `1`) would mask ordinary text
@@ -34,14 +35,24 @@ _CREDENTIAL_WORDS = frozenset(
     )
 )
 _NOT_CREDENTIAL_WORDS = frozenset(("cost",))
+# Name endings that say a secret, beyond litellm's words: a personal access token (GITHUB_PAT), a
+# password by its short names, credentials. A suffix, not a word: PWD and OLDPWD are directories.
+_CREDENTIAL_SUFFIXES = ("_PAT", "_PASS", "_PASSWD", "_PWD", "_PASSPHRASE", "_CREDS")
 PR_SET_DUMPABLE = 4
+# Query parameters of a URL that carry a secret though is_credential_name would not say so.
+_SECRET_PARAMETERS = frozenset(("sig", "signature", "code", "pass", "pwd", "pat", "session"))
 
 
 def is_credential_name(name: str) -> bool:
     """Whether an environment variable of this name holds a credential: `*_API_KEY`, `*_APIKEY`,
-    `*_TOKEN`, `*_SECRET*`, `*PASSWORD*`, or a name litellm masks."""
+    `*_KEY`, `*_TOKEN`, `*_SECRET*`, `*PASSWORD*`, `*_PAT`, `*_PASS`, `*_PASSWD`, `*_PWD`,
+    `*_PASSPHRASE`, `*_CREDS`, or a name litellm masks (a word of it is `key`, `token`, `auth`...)."""
     upper = name.upper()
-    if upper.endswith(("_API_KEY", "_APIKEY")) or "_SECRET" in upper or "PASSWORD" in upper:
+    if (
+        upper.endswith(("_API_KEY", "_APIKEY", *_CREDENTIAL_SUFFIXES))
+        or "_SECRET" in upper
+        or "PASSWORD" in upper
+    ):
         return True  # whatever else the name says (a COST_EXPLORER_API_KEY is a key)
     words = set(name.lower().replace("-", "_").split("_"))
     if words & _NOT_CREDENTIAL_WORDS:  # a price: INPUT_COST_PER_TOKEN
@@ -117,3 +128,27 @@ def _mask_initial_environment() -> None:
                 os.putenv(name, value)
             c.memset(start + offset + len(name) + 1, ord("*"), len(value))
         offset += len(entry) + 1
+
+
+def mask_url(url: str) -> str:
+    """url as it may be shown (api_base in `sexp config` and warnings): the password of its
+    userinfo masked (all of a userinfo with no password, which is a token then), and the values
+    of query parameters whose names say a secret (`api_key`, `key`, `token`, `sig`...); then scrubbed."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return scrub(url)
+    netloc = parts.netloc
+    userinfo, at, host = netloc.rpartition("@")
+    if at:
+        user, colon, _ = userinfo.partition(":")
+        netloc = f"{user}:***@{host}" if colon else f"***@{host}"
+    query = "&".join(_masked_parameter(pair) for pair in parts.query.split("&")) if parts.query else ""
+    return scrub(urlunsplit(parts._replace(netloc=netloc, query=query)))
+
+
+def _masked_parameter(pair: str) -> str:
+    """`name=***` for a query parameter whose name says a secret, else pair as it is."""
+    name, equals, value = pair.partition("=")
+    secret = is_credential_name(name) or name.lower() in _SECRET_PARAMETERS
+    return f"{name}=***" if equals and value and secret else pair

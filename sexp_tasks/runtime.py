@@ -306,6 +306,11 @@ class Runtime(TaskServices):
 
     def load(self, path: str) -> Value:
         """Run a file of the workspace (relative to the file loading it), confined like read-file."""
+        return self.run_file(*self.loadable(path))
+
+    def loadable(self, path: str) -> tuple[Path, str]:
+        """The path and text of the file (load path) would run: (load)'s and the REPL's
+        `:load`'s one way to a file, confined like read-file; a FileError for one it may not run."""
         base = self._loading[-1].parent if self._loading else Path.cwd()
         target = self.workspace.resolve(path, "load", base)
         if not target.exists():
@@ -313,7 +318,8 @@ class Runtime(TaskServices):
         text, unread = self.workspace.read_prefix(path, READ_LIMIT, "load", base)
         if unread:
             raise FileError(f"load: '{path}' is larger than {READ_LIMIT} bytes")
-        return self.run_file(target, text)
+        # named in errors as given when loaded from the top (relative to the working directory)
+        return (target if self._loading else Path(path)), text
 
 
 def program_checker(

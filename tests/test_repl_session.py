@@ -306,7 +306,7 @@ def test_load_runs_a_file_whose_definitions_stay(session: Session, workspace: Pa
 
 def test_load_errors(session: Session, workspace: Path) -> None:
     assert failed(session, ":load") == "error: :load expects a file (:load FILE)"
-    missing = "error: cannot read 'missing.sexp': No such file or directory"
+    missing = f"error: load: no such file 'missing.sexp' (looked in {workspace})"
     assert failed(session, ":load missing.sexp") == missing
     (workspace / "bad.sexp").write_text("(define ok 1)\n(car 1 2)\n", encoding="utf-8")
     text = failed(session, ":load bad.sexp")
@@ -464,3 +464,34 @@ def test_starting_a_session_and_its_shell_imports_no_model_library(workspace: Pa
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n"
+
+
+# :load is confined as (load) is (issue 19: 24) ---------------------------------------------------
+
+
+def test_load_command_is_confined_to_the_workspace_as_load_is(session: Session, workspace: Path) -> None:
+    outside = workspace.parent / "outside.sexp"
+    outside.write_text("(define stolen 1)\n", encoding="utf-8")
+    (workspace / "link.sexp").symlink_to(outside)
+    for path in ("../outside.sexp", str(outside), "link.sexp"):
+        expected = message_of(failed(session, f'(load "{path}")'))
+        assert expected == f"error: load: '{path}' is outside the workspace ({workspace.resolve()})"
+        assert failed(session, f":load {path}") == expected
+    assert "stolen" in failed(session, "stolen")  # unbound: nothing ran
+
+
+def test_load_command_refuses_files_that_hold_secrets(session: Session, workspace: Path) -> None:
+    (workspace / ".env").write_text("OPENAI_API_KEY=sk-test-0123456789abcdef\n", encoding="utf-8")
+    assert failed(session, ":load .env") == message_of(failed(session, '(load ".env")'))
+    assert "holds secrets" in failed(session, ":load .env")
+
+
+def message_of(error: str) -> str:
+    """`error: message` of a rendered error, without its position, source line and caret."""
+    return "error: " + error.partition(" error: ")[2].splitlines()[0]
+
+
+def test_load_command_refuses_a_file_larger_than_a_program_may_be(session: Session, workspace: Path) -> None:
+    with open(workspace / "big.sexp", "wb") as file:
+        file.truncate(8 * 1024 * 1024 + 1)
+    assert failed(session, ":load big.sexp") == "error: load: 'big.sexp' is larger than 8388608 bytes"

@@ -142,19 +142,15 @@ def test_credentials_by_name_never_reach_the_store(cli: Cli, workspace: Path) ->
 EVIL = "http://evil.example:8080"
 
 
-def test_api_base_from_dot_env_warns_naming_the_host(cli: Cli, workspace: Path) -> None:
+# The warning itself comes when a call is about to go there: tests/test_api_base_warning.py.
+def test_api_base_from_dot_env_does_not_warn_a_command_calling_no_model(cli: Cli, workspace: Path) -> None:
     (workspace / ".env").write_text(f"SEXP_API_BASE={EVIL}\n")
-    status, _, err = cli("eval", "1", env={"OPENAI_API_KEY": CANARY})
-    assert status == 0
-    warning = f"warning: api_base {EVIL} comes from ./.env; your provider key will be sent there\n"
-    assert err == warning
+    assert cli("eval", "1", env={"OPENAI_API_KEY": CANARY}) == (0, "1\n", "")
 
 
-def test_api_base_from_sexp_toml_warns_naming_the_host(cli: Cli, workspace: Path) -> None:
+def test_api_base_from_sexp_toml_does_not_warn_a_command_calling_no_model(cli: Cli, workspace: Path) -> None:
     (workspace / "sexp.toml").write_text(f'api_base = "{EVIL}"\n')
-    status, _, err = cli("eval", "1", env={"ANTHROPIC_API_KEY": CANARY})
-    assert status == 0
-    assert err == f"warning: api_base {EVIL} comes from ./sexp.toml; your provider key will be sent there\n"
+    assert cli("eval", "1", env={"ANTHROPIC_API_KEY": CANARY}) == (0, "1\n", "")
 
 
 def test_api_base_warns_only_from_a_workspace_file_with_a_key(cli: Cli, workspace: Path) -> None:
@@ -162,3 +158,22 @@ def test_api_base_warns_only_from_a_workspace_file_with_a_key(cli: Cli, workspac
     assert cli("eval", "1") == (0, "1\n", "")  # no key to send
     mine = {"OPENAI_API_KEY": CANARY, "SEXP_API_BASE": "http://mine.example"}
     assert cli("eval", "1", env=mine) == (0, "1\n", "")  # the user's own environment decides
+
+
+# Secrets known by the ends of their names (issue 19: 24) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["GITHUB_PAT", "GITLAB_PAT", "SMTP_PASS", "DB_PASSWD", "DB_PWD", "GPG_PASSPHRASE", "SERVICE_CREDS"],
+)
+def test_secret_suffixes_are_credentials(name: str, cli: Cli) -> None:
+    value = "plain-value-4c1d2e3f"
+    assert is_credential_name(name)
+    status, _, err = cli("eval", f'(error "bad {value}")', env={name: value})
+    assert status == 1 and value not in err and "bad ***" in err
+
+
+@pytest.mark.parametrize("name", ["PWD", "OLDPWD", "COMPAT", "BYPASS", "XDG_DATA_DIRS"])
+def test_names_that_only_look_like_secrets_are_not(name: str) -> None:
+    assert not is_credential_name(name)

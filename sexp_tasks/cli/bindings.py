@@ -1,13 +1,14 @@
 """`--set NAME=VALUE` and `--set-str NAME=VALUE`: the names and values given on the command line
-(`sexp run`, `eval`, `tasks render`)."""
+(`sexp run`, `eval`, `batch`, `tasks render`)."""
 
 from __future__ import annotations
 
 from collections.abc import Container
+from typing import Any
 
 from ..errors import ReadError, UsageError
 from ..lang.quoting import datum
-from ..lang.values import Value
+from ..lang.values import Value, parse_json_text
 from ..syntax.nodes import FunctionCallNode, Literal, Symbol
 
 
@@ -43,9 +44,13 @@ def _global_name(name: str, flag: str, special_forms: Container[str]) -> str:
 
 
 def literal_value(raw: str) -> Value:
-    """The value of raw when it reads as one literal (number, string, boolean, nil, quoted datum)."""
+    """The value of raw when it reads as one literal (number, string, boolean, nil, quoted datum)
+    or is a JSON object or array (a dict or a list: what an `object` or `array` input takes)."""
     from ..syntax.reader import read  # lazy: --help starts without it (cli/startup.py)
 
+    structured = _json_structure(raw)
+    if structured is not None:
+        return structured
     try:
         forms = read(raw, "--set")
     except ReadError:
@@ -57,3 +62,18 @@ def literal_value(raw: str) -> Value:
         if isinstance(form, FunctionCallNode) and form.name == "quote" and len(form.arguments) == 1:
             return datum(form.args[0])
     return raw
+
+
+def _json_structure(raw: str) -> Value:
+    """raw's value when it is a JSON object or array (null, NaN and Infinity are not), else None."""
+    if raw.strip()[:1] not in ("{", "["):
+        return None
+    try:
+        value: Value = parse_json_text(raw, parse_constant=_not_json)
+    except ValueError:  # JSONDecodeError too: not JSON, so a literal or a string
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")

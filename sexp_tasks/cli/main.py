@@ -33,6 +33,7 @@ from ..redact import hide_credentials_from_other_processes
 from .batch_commands import add_batch_parser, batch_command
 from .bindings import parse_bindings
 from .doc_commands import add_doc_parser, doc_command
+from .program_file import read_program
 from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
 from .setting_options import add_setting_options
 from .stdout import discard_stdout, guard_stdout
@@ -57,10 +58,20 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    parser = _Parser(prog="sexp", description="A small Lisp for LLM workflows. With no COMMAND: the REPL.")
+    parser = _Parser(
+        prog="sexp",
+        usage="sexp [OPTIONS] [COMMAND ...]",
+        description="A small Lisp for LLM workflows. With no COMMAND: the REPL (as `sexp repl`), "
+        "which takes the options below; a COMMAND takes its own (sexp COMMAND --help).",
+    )
     parser.add_argument("--version", action="version", version=f"sexp {__version__}")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks for errors")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    add_setting_options(parser)  # the REPL's
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog="sexp")
+
+    repl = commands.add_parser("repl", help="the REPL: what `sexp` alone starts, with run's setting options")
+    add_setting_options(repl)
+    repl.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     run = commands.add_parser("run", help="run a .sexp program")
     run.add_argument("file", help="the program")
@@ -84,7 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     render = actions.add_parser("render", help="print what a call of a template would send (sends nothing)")
     render.add_argument("name", help="the template's name")
     render.add_argument(
-        "--set", action="append", default=[], metavar="NAME=VALUE", help="an input or parameter"
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an input or parameter (read as run's --set reads it: JSON {...} and [...] too)",
     )
     render.add_argument(
         "--set-str", action="append", default=[], metavar="NAME=VALUE", help="one, as a string"
@@ -142,7 +157,7 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="bind a global (value read as a literal when it is one)",
+        help="bind a global (a literal, or JSON {...} or [...] as a dict or list; else a string)",
     )
     parser.add_argument(
         "--set-str", action="append", default=[], metavar="NAME=VALUE", help="bind a global to a string"
@@ -159,7 +174,11 @@ def _program_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    misplaced = _repl_option_before(args.command, sys.argv[1:] if argv is None else list(argv))
+    if misplaced is not None:
+        parser.error(f"{misplaced} before {args.command} is the REPL's option; give it after {args.command}")
     sys.set_int_max_str_digits(0)  # integers have any size: --set values too (the language core sets it too)
     hide_credentials_from_other_processes()  # before any script could look at this process
     try:
@@ -177,6 +196,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK if closed.closed_pipe else EXIT_ERROR
 
 
+def _repl_option_before(command: str | None, argv: list[str]) -> str | None:
+    """The first setting option given before a COMMAND other than repl (`sexp --model M run F`):
+    there it would set nothing, as the command's own options are the ones read."""
+    if command in (None, "repl") or command not in argv:
+        return None
+    before = argv[: argv.index(command)]
+    return next((arg.partition("=")[0] for arg in before if arg.startswith("--") and arg != "--debug"), None)
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     """Carry out the command; a command's module is imported when it runs, so --help starts without
     them (a start-up saving, listed in cli/startup.py with the Runtime and the reader below)."""
@@ -190,10 +218,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.command == "doc":
             return _guarded(args, lambda: doc_command(args.name, args.long, checking))
         return _guarded(args, lambda: _check(args.files, checking))
-    if args.command is None:
+    if args.command in (None, "repl"):
         from ..repl import start
 
-        return start(load_settings(cwd, {}), debug=args.debug)
+        return start(load_settings(cwd, _overrides(args)), debug=args.debug)  # it shows the warnings
     if args.command in ("runs", "trace"):
         from .run_commands import prune_command, runs_command, trace_command
 
@@ -230,10 +258,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _guarded(args, lambda: batch_command(args, settings))
     if args.command == "run":
         path = Path(args.file)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise UsageError(f"cannot read '{args.file}': {getattr(err, 'strerror', None) or err}") from None
+        text = read_program(path, args.file)
         started: list[Any] = []  # the runtime, so an interrupt can mark its run even if it is stuck
 
         def abandon() -> None:
@@ -342,9 +367,9 @@ def _check(files: list[str], settings: Settings) -> int:
     status = EXIT_OK
     for name in files:
         try:
-            text = Path(name).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            report(error_line(f"cannot read '{name}': {getattr(err, 'strerror', None) or err}"))
+            text = read_program(Path(name), name)
+        except UsageError as err:
+            report(error_line(str(err)))
             status = max(status, EXIT_USAGE)
             continue
         try:

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from ..config import Settings, provider_keys, settings_in_force
 from ..diagnostics import error_line, report
-from ..redact import scrub
+from ..redact import mask_url, scrub
 from ..resources import package_file
 
 EXIT_OK, EXIT_ERROR = 0, 1
@@ -56,7 +56,10 @@ OFFLINE_RUN = "sexp run main.sexp --model mock/starter --mock-responses mock_res
 def config_command(settings: Settings, as_json: bool, out: TextIO | None = None) -> int:
     """Print every setting in force with its source (CONFIG_HELP), then the provider keys, masked."""
     out = out or sys.stdout
-    shown: list[tuple[str, Any, str]] = list(settings_in_force(settings))
+    shown: list[tuple[str, Any, str]] = [
+        (key, mask_url(value) if key == "api_base" and value else value, source)  # no password in it
+        for key, value, source in settings_in_force(settings)
+    ]
     shown += [(name, MASK if value else "", source) for name, value, source in provider_keys()]
     if as_json:
         document = {key: {"value": _plain(value), "source": source} for key, value, source in shown}

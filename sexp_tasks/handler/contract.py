@@ -99,3 +99,5 @@ class HandlerServices:
     budget: CostBudget = field(default_factory=CostBudget)
     # The Python functions offered as tools (Session.tool), by name: a template lists them in <tools>.
     python_tools: dict[str, PythonTool] = field(default_factory=dict)
+    # Called just before a model call goes over the network (not a mock's, not a replayed one).
+    before_sending: Callable[[], None] = field(default=lambda: None)

@@ -307,6 +307,8 @@ class Handler:
         self._attempts = Attempts(self.config, self._deadline)
         try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
             mock = self.mock.next(template, self._uses_output_section) if model.startswith("mock/") else None
+            if mock is None:
+                self.services.before_sending()  # the api_base warning, once (SPEC §10.1)
             send = partial(self._complete, mock=mock)
             reply, refused = structured.complete(request, self.config.api_base, self.config.num_retries, send)
             if refused:  # the same turn went again, prompt-only (SPEC §10.2)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..diagnostics import error_line, format_error, preview
@@ -113,16 +112,15 @@ def _env(session: Session, operand: str) -> Reply:
     return Printed("\n".join(f"{n:<{width}}  {preview(to_repr(values[n]), 70)}" for n in names))
 
 
-@command("load", ":load FILE", "run a file here; its definitions stay")
+@command("load", ":load FILE", "run a file of the workspace here, as (load FILE); its definitions stay")
 def _load(session: Session, operand: str) -> Reply:
     if not operand:
         return Failed(error_line(":load expects a file (:load FILE)"))
-    path = Path(operand).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        return Failed(error_line(f"cannot read '{operand}': {getattr(err, 'strerror', None) or err}"))
-    return session.evaluate(lambda: session.runtime.run_file(path, text), str(path), text)
+    try:  # confined, and refused when too large, exactly as (load) is
+        path, text = session.runtime.loadable(operand)
+    except SexpError as err:
+        return Failed(format_error(err))
+    return session.evaluate(lambda: session.runtime.run_file(path, text), operand, text)
 
 
 @command("trace", ":trace [RUN_ID]", "the steps of the last run (or of RUN_ID)")

@@ -107,6 +107,16 @@ class Session:
             return not is_unfinished(err)
         return True
 
+    def line_break(self, before_cursor: str) -> str:
+        """What Enter inserts into an input that is not complete: a new line, indented by two
+        spaces unless the text before the cursor ends inside a string (whose text it would change)."""
+        try:
+            read(before_cursor, ORIGIN)
+        except ReadError as err:
+            if err.in_string:
+                return "\n"
+        return "\n  "
+
     def submit(self, text: str, final: bool = False) -> Reply:
         """Evaluate text (or carry out a command) and say what to show.
 

@@ -69,7 +69,8 @@ def _key_bindings(session: Session) -> KeyBindings:
 
     @bindings.add("enter")
     def _enter(event: KeyPressEvent) -> None:
-        """Submit a complete input; otherwise go on to an indented continuation line."""
+        """Submit a complete input; otherwise go on to a continuation line (indented, unless
+        inside a string)."""
         buffer = event.current_buffer
         if buffer.complete_state is not None:  # Enter picks the highlighted completion
             buffer.complete_state = None
@@ -77,7 +78,7 @@ def _key_bindings(session: Session) -> KeyBindings:
         if session.is_complete(buffer.text):
             buffer.validate_and_handle()
         else:
-            buffer.insert_text("\n  ")
+            buffer.insert_text(session.line_break(buffer.document.text_before_cursor))
 
     @bindings.add("escape", "enter")
     def _newline(event: KeyPressEvent) -> None:

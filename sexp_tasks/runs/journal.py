@@ -18,6 +18,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
+from ..resources import data_dir
 from ..results import COMPLETE, FAILED, TaskResult, from_record, to_record
 from ..run_context import element_path, run_context, within
 from ..syntax.source import Span
@@ -40,7 +41,8 @@ def fingerprint(*parts: Any) -> str:
 
 def site_of(span: Span | None, root: str | None = None) -> str:
     """A call's position as `file:line:col` — the file relative to root (the program's directory),
-    so the key does not depend on how the program's path was typed — or `?` when unknown."""
+    so the key does not depend on how the program's path was typed; a file of the library as
+    `stdlib/loops.sexp`, wherever sexp is installed — or `?` when unknown."""
     if span is None:
         return "?"
     name = span.origin
@@ -51,8 +53,13 @@ def site_of(span: Span | None, root: str | None = None) -> str:
 
 @cache
 def _relative(path: str, root: str) -> str:
-    """path relative to root, resolved once per file (realpath asks the file system)."""
-    return os.path.relpath(os.path.realpath(path), root)
+    """path relative to root, or to the library's directory (as `stdlib/...`) for a file of it;
+    resolved once per file (realpath asks the file system)."""
+    real = os.path.realpath(path)
+    library = os.path.realpath(data_dir("stdlib"))
+    if real.startswith(library + os.sep):
+        return "stdlib/" + os.path.relpath(real, library).replace(os.sep, "/")
+    return os.path.relpath(real, root)
 
 
 class Journal:

@@ -162,7 +162,8 @@ class _Lexer:
                     elif kind in _PREFIX_NAMES:
                         value = Symbol(_PREFIX_NAMES[kind], span)
                     elif text[start] == '"':
-                        raise ReadError("unterminated string (no closing '\"')", span).unfinished()
+                        unterminated = ReadError("unterminated string (no closing '\"')", span)
+                        raise unterminated.unfinished(in_string=True)
                     else:
                         raise ReadError(f"unexpected character {text[start]!r}", span)
                 add_kind(kind)

@@ -5,16 +5,22 @@ and the cost budget."""
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from ..config import Settings
+from ..config import Settings, api_base_warning
+from ..diagnostics import warning_line
 from ..errors import ServiceError
 from ..handler.contract import HandlerServices
 from ..handler.replay import Cassette, MockScript
 
 if TYPE_CHECKING:
     from .runner import TaskSystem
+
+# The api_base warnings this process has given: each once, however many runtimes, rows or calls.
+_API_BASE_WARNED: set[str] = set()
+_API_BASE_LOCK = threading.Lock()
 
 
 def read_mock_script(settings: Settings, warn: Callable[[str], None]) -> MockScript | ServiceError | None:
@@ -51,7 +57,27 @@ def make_handler_services(
         record_turn=system.record_turn,
         budget=system.budget,
         python_tools=system.python_tools,  # the same dict: a tool added later is offered too
+        # on stderr even when quiet (a batch's rows always are): where the key goes is no chatter
+        before_sending=lambda: warn_api_base_once(settings, lambda message: _notice(system.err, message)),
     )
+
+
+def _notice(err: TextIO, message: str) -> None:
+    err.write(warning_line(message) + "\n")
+    err.flush()
+
+
+def warn_api_base_once(settings: Settings, warn: Callable[[str], None]) -> None:
+    """Before a model call goes to an api_base a workspace file set (a provider key is set): its
+    warning, the first time in this process (SPEC §10.1, issue 19)."""
+    message = api_base_warning(settings)
+    if message is None:
+        return
+    with _API_BASE_LOCK:
+        if message in _API_BASE_WARNED:
+            return
+        _API_BASE_WARNED.add(message)
+    warn(message)
 
 
 def ask_user(question: str, err: TextIO) -> str:
