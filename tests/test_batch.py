@@ -16,12 +16,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Cli, run_python, wait_for
+from conftest import ROOT, Cli, run_python, store_rows, wait_for
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
@@ -53,14 +52,6 @@ def results(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    try:
-        return db.execute(query, parameters).fetchall()
-    finally:
-        db.close()
-
-
 def store_batch_id(workspace: Path) -> str | None:
     """The id of the batch the store holds, once it holds one."""
     try:
@@ -74,13 +65,6 @@ def batch_id(err: str) -> str:
     found = BATCH_LINE.match(err)
     assert found, err
     return found.group(1)
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 def server_env(server: LLMServer) -> dict[str, str]:

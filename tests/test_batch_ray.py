@@ -64,12 +64,10 @@ def local_ray() -> Iterator[str]:
 
 
 @pytest.fixture
-def server() -> Iterator[LLMServer]:
-    """Answers each call with its prompt upper-cased."""
-    llm = LLMServer().start()
-    llm.answer = lambda body: str(body["messages"][-1]["content"]).upper()
-    yield llm
-    llm.stop()
+def server(server: LLMServer) -> LLMServer:
+    """conftest's server, answering each call with its prompt upper-cased."""
+    server.answer = lambda body: str(body["messages"][-1]["content"]).upper()
+    return server
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -31,13 +30,6 @@ LOOKUP = """<task name="support" type="atomic">
   <tools><tool>%s</tool></tools>
 </task>
 """
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 @pytest.fixture

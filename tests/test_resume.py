@@ -10,16 +10,14 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, wait_for
+from conftest import ROOT, store_rows, wait_for
 from llm_server import LLMServer, Scripted
 
 CANARY = "sk-canary-resume-9f8e7d6c5b4a"
@@ -32,14 +30,12 @@ STEPS = """
 
 
 @pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
+def server(server: LLMServer) -> LLMServer:
     # Each answer depends only on the request, so an interrupted and resumed run can be compared.
-    llm.answer = lambda body: (
+    server.answer = lambda body: (
         "<output>a" + body.get("messages", [{"content": "?"}])[-1]["content"].split()[-1] + "</output>"
     )
-    yield llm
-    llm.stop()
+    return server
 
 
 def environment(server: LLMServer) -> dict[str, str]:
@@ -73,15 +69,6 @@ def run_id(stderr: str) -> str:
     found = re.search(r"^run: ([0-9a-f]{12})$", stderr, re.M)
     assert found, stderr
     return found.group(1)
-
-
-def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
-    """The rows a query gives on the run's store, read the way any SQLite client would."""
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    try:
-        return db.execute(query, parameters).fetchall()
-    finally:
-        db.close()
 
 
 def killed_at_request(workspace: Path, server: LLMServer, count: int) -> str:

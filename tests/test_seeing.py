@@ -15,7 +15,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +43,6 @@ READS_THEN_ANSWERS = (
     Scripted(content="<output>owls are birds</output>"),
 )
 SUMMARY = re.compile(r"^run: ([0-9a-f]{12}) (\d+) model calls, (\d+) tokens, (\$[0-9.]+), (\d+\.\d) s$")
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 @pytest.fixture
