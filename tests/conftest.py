@@ -11,6 +11,7 @@ slowness, so the suite passes on a busy CI box without giving a hung test longer
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import os
@@ -249,6 +250,38 @@ def cli(workspace: Path) -> Cli:
 
     def run(*args: str, **options: object) -> CliResult:
         return run_cli(*args, cwd=workspace, **options)  # type: ignore[arg-type]
+
+    return run
+
+
+@pytest.fixture
+def sexp_in_process(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The `sexp` command line run in this process (its main(), stdout and stderr captured) in the
+    test's directory; (status, stdout, stderr) as `cli` gives them, without starting a process
+    (and importing litellm) for each call. For what a command prints and records; tests about
+    the real process (signals, its exit, its environment, what it imports) use `cli`."""
+    from sexp_tasks.cli import main as command
+
+    # it would make this test process undumpable; what it hides is the real command's business
+    monkeypatch.setattr(command, "hide_credentials_from_other_processes", lambda: None)
+
+    def run(*args: str, env: Mapping[str, str] | None = None, run_lines: bool = False) -> CliResult:
+        out, err = io.StringIO(), io.StringIO()
+        saved = dict(os.environ)  # a .env file the command loads stays the command's
+        os.environ.update(env or {})
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    status = command.main(list(args))
+                except SystemExit as exit:  # argparse: --help, usage errors
+                    status = exit.code if isinstance(exit.code, int) else 1
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        text = err.getvalue()
+        if not run_lines:
+            text = SUMMARY_LINE.sub("", RUN_LINE.sub("", text, count=1), count=1)
+        return status, out.getvalue(), text
 
     return run
 
