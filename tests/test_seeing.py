@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Cli, wait_for
+from conftest import ROOT, Cli, scaled, spawn_sexp, wait_for
 from llm_server import LLMServer, Scripted
 
 from sexp_tasks.handler.cost import format_cost
@@ -281,7 +281,8 @@ def test_render_imports_no_litellm(project: Path) -> None:
     )
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, env=environment
+        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, env=environment,
+        timeout=scaled(60),
     )
     assert done.stdout.splitlines()[-1] == "0 False", done.stderr
 
@@ -380,14 +381,12 @@ def test_replayed_calls_count_as_model_calls(cli: Cli, project: Path) -> None:
 
 
 def test_an_interrupted_run_ends_with_its_summary_too(project: Path, server: LLMServer) -> None:
-    server.script("<output>one</output>", Scripted(content="<output>two</output>", delay=30))
+    server.script("<output>one</output>", Scripted(content="<output>two</output>", delay=scaled(30)))
     (project / "p.sexp").write_text('(summarize :text "a")\n(summarize :text "b")\n')
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **against(server)}
-    command = [sys.executable, "-m", "sexp_tasks", "run", "p.sexp"]
-    process = subprocess.Popen(command, cwd=project, env=environment, stderr=subprocess.PIPE, text=True)
+    process = spawn_sexp("run", "p.sexp", cwd=project, env=against(server), stderr=subprocess.PIPE)
     wait_for(lambda: len(server.requests) == 2, 60, "the second call was never sent")
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    _, err = process.communicate(timeout=scaled(60))
     assert process.returncode == 130
     lines = err.splitlines()
     assert lines[-2] == "interrupted"
