@@ -441,7 +441,7 @@ def test_a_script_that_kills_its_launcher_leaves_nothing(runtime: Runtime, token
     result = run(runtime, f"(system:run_script (command {command}) (args (list PY TOKEN)) (shell true))")
     assert result.status == FAILED and result.error is not None
     assert result.error.reason == "execution_halted"
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + scaled(5)
     while survivors(token) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not survivors(token)
