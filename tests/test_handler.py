@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_python
+from conftest import run_python, scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
@@ -46,7 +46,7 @@ def run(
     services: HandlerServices | None = None,
     **config: Any,
 ) -> TaskResult:
-    options: dict[str, Any] = {"model": "openai/test-model", "num_retries": 0, "timeout": 10.0}
+    options: dict[str, Any] = {"model": "openai/test-model", "num_retries": 0, "timeout": scaled(10.0)}
     if server is not None:
         options["api_base"] = server.base_url
     options.update(config)

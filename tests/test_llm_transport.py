@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import scaled
 from hypothesis import given
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
@@ -52,7 +53,7 @@ def in_threads(count: int, work: Callable[[int], Any]) -> list[Any]:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=60)
+        thread.join(timeout=scaled(60))
     return results
 
 
@@ -153,7 +154,7 @@ def test_litellm_logging_still_runs_for_a_registered_callback(
         monkeypatch.setattr(litellm, name, list(getattr(litellm, name)))
     litellm.callbacks.append(Listener())
     call(server, "logged")
-    assert logged.wait(10), "a user's litellm callback must still see every call"
+    assert logged.wait(scaled(10)), "a user's litellm callback must still see every call"
 
 
 def test_litellm_logging_is_skipped_when_nobody_listens(server: LLMServer) -> None:

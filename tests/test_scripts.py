@@ -472,8 +472,8 @@ def test_output_read_is_bounded_even_if_the_launcher_dies(workspace: Path, token
     os.kill(grandchild, signal.SIGSTOP)  # out of the launcher's reach: stopped, then orphaned
     os.kill(launchers[0], signal.SIGKILL)
     started = time.monotonic()
-    thread.join(30)
-    assert not thread.is_alive() and time.monotonic() - started < 10
+    thread.join(scaled(30))
+    assert not thread.is_alive() and time.monotonic() - started < scaled(10)
     assert grandchild not in survivors(token)  # found by its marker once the launcher was gone
     [result] = outcome
     assert (result.status, result.stdout) == (FAILED, "ready\n")
