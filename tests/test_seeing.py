@@ -46,6 +46,14 @@ SUMMARY = re.compile(r"^run: ([0-9a-f]{12}) (\d+) model calls, (\d+) tokens, (\$
 
 
 @pytest.fixture
+def cli(sexp_in_process: Cli) -> Cli:
+    """The commands of this file run in the test process: they are about what a run records and
+    prints (one real process stops on Ctrl-C below), and most call a model (litellm imported
+    once, not per command)."""
+    return sexp_in_process
+
+
+@pytest.fixture
 def project(workspace: Path) -> Path:
     """A workspace with the summarize template in tasks/ and a file for its read_file tool."""
     (workspace / "tasks").mkdir()
