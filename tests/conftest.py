@@ -64,23 +64,27 @@ def _workload_seconds() -> float:
 
 
 @functools.cache
+def forced_slowness() -> float | None:
+    """SEXP_TESTS_SLOWNESS, read once per test process (before any test unsets it)."""
+    forced = os.environ.get(SLOWNESS_VARIABLE)
+    return float(forced) if forced else None
+
+
+@functools.cache
 def measured_slowness() -> float:
     """How many times slower than the reference machine at rest this one ran the workload,
-    measured once per test process (or SEXP_TESTS_SLOWNESS, read before any test unsets it)."""
-    forced = os.environ.get(SLOWNESS_VARIABLE)
-    if forced:
-        return float(forced)
+    measured once per test process."""
     samples = sorted(_workload_seconds() for _ in range(3))
     return samples[len(samples) // 2] / REFERENCE_SECONDS
 
 
 def slowness() -> float:
-    """The factor timeouts are stretched by: the measured slowness, or the load average per core
-    if that is higher now, kept within [1, MAX_SLOWNESS]."""
-    if os.environ.get(SLOWNESS_VARIABLE) or not hasattr(os, "getloadavg"):
-        load = 0.0
-    else:
-        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    """The factor timeouts are stretched by: SEXP_TESTS_SLOWNESS when it is set; else the measured
+    slowness, or the load average per core if that is higher now, kept within [1, MAX_SLOWNESS]."""
+    forced = forced_slowness()
+    if forced is not None:
+        return forced
+    load = os.getloadavg()[0] / (os.cpu_count() or 1) if hasattr(os, "getloadavg") else 0.0
     return min(MAX_SLOWNESS, max(1.0, measured_slowness(), load))
 
 
@@ -90,7 +94,6 @@ def scaled(seconds: float) -> float:
 
 
 def pytest_report_header() -> str:
-    measured_slowness()  # measured here, before the first test
     return f"slowness factor: {slowness():.2f} (timeouts are stretched by it; {SLOWNESS_VARIABLE} sets it)"
 
 
@@ -136,9 +139,10 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 @pytest.fixture(scope="session", autouse=True)
 def _measure_slowness() -> None:
-    """Measure the slowness once per test process, before any test (a worker of pytest-xdist
-    does not run pytest_report_header)."""
-    measured_slowness()
+    """Read SEXP_TESTS_SLOWNESS, or measure the slowness, once per test process and before any
+    test (a test unsets SEXP_* variables; the workload is best timed before tests load the CPU)."""
+    if forced_slowness() is None:
+        measured_slowness()
 
 
 @pytest.fixture
