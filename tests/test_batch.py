@@ -13,15 +13,13 @@ import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Cli, run_python, wait_for
+from conftest import ROOT, Cli, run_cli, run_python, scaled, spawn_sexp, store_rows, wait_for
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
@@ -53,14 +51,6 @@ def results(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    try:
-        return db.execute(query, parameters).fetchall()
-    finally:
-        db.close()
-
-
 def store_batch_id(workspace: Path) -> str | None:
     """The id of the batch the store holds, once it holds one."""
     try:
@@ -74,13 +64,6 @@ def batch_id(err: str) -> str:
     found = BATCH_LINE.match(err)
     assert found, err
     return found.group(1)
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 def server_env(server: LLMServer) -> dict[str, str]:
@@ -372,26 +355,16 @@ def test_kill_9_mid_batch_then_resume_pays_no_completed_call_again(
     def answer(body: dict[str, Any]) -> str:
         text = content(body)
         if text == "Second 3":
-            gate.wait(60)  # row 3 stays mid-way (its first call done) until the batch is killed
+            gate.wait(scaled(60))  # row 3 stays mid-way (its first call done) until the batch is killed
         return "<output>" + text.replace(" ", "-") + "</output>"
 
     server.answer = answer
     write(workspace / "p.sexp", TWO_STEPS)
     jsonl(workspace / "in.jsonl", [{"x": i} for i in range(6)])
-    command = [
-        sys.executable,
-        "-m",
-        "sexp_tasks",
-        "batch",
-        "p.sexp",
-        "--data",
-        "in.jsonl",
-        "--concurrency",
-        "2",
-    ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **server_env(server)}
-    process = subprocess.Popen(
-        command, cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    command = ["batch", "p.sexp", "--data", "in.jsonl", "--concurrency", "2"]
+    env = server_env(server)
+    process = spawn_sexp(
+        *command, cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=False
     )
     try:
 
@@ -405,7 +378,7 @@ def test_kill_9_mid_batch_then_resume_pays_no_completed_call_again(
 
         wait_for(ready, 60, "the batch never reached row 3's second call with the other rows done")
         process.send_signal(signal.SIGKILL)
-        process.wait(30)
+        process.wait(scaled(30))
     finally:
         gate.set()
         if process.poll() is None:
@@ -417,21 +390,15 @@ def test_kill_9_mid_batch_then_resume_pays_no_completed_call_again(
     assert [json.loads(line)["index"] for line in written] == [0, 1, 2]  # a readable prefix
     [(mid_run,)] = store_rows(workspace, 'SELECT run_id FROM batch_rows WHERE "index" = 3')
 
-    resumed = subprocess.run(
-        [sys.executable, "-m", "sexp_tasks", "batch", "p.sexp", "--resume", ident],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert resumed.returncode == 0, resumed.stderr
+    resuming = ("batch", "p.sexp", "--resume", ident)
+    status, _, resumed_err = run_cli(*resuming, cwd=workspace, env=env, run_lines=True)
+    assert status == 0, resumed_err
     assert [content(r.body) for r in server.requests[12:]] == ["Second 3"]  # nothing completed is sent again
     rows = results(workspace / "p.results.jsonl")
     assert [row["index"] for row in rows] == list(range(6))
     assert [row["value"] for row in rows] == [[f"First-{i}", f"Second-{i}"] for i in range(6)]
     assert rows[3]["run_id"] == mid_run and rows[3]["tokens"] == 30
-    assert SUMMARY.search(resumed.stderr).groups()[1:3] == ("6", "6")  # type: ignore[union-attr]
+    assert SUMMARY.search(resumed_err).groups()[1:3] == ("6", "6")  # type: ignore[union-attr]
 
 
 @pytest.mark.slow
@@ -442,17 +409,15 @@ def test_ctrl_c_stops_the_batch_marks_it_interrupted_and_says_how_to_resume(
 
     def answer(body: dict[str, Any]) -> str:
         if content(body) == "First 1":
-            gate.wait(60)  # row 1 waits at the server until the batch is interrupted
+            gate.wait(scaled(60))  # row 1 waits at the server until the batch is interrupted
         return "<output>" + content(body).replace(" ", "-") + "</output>"
 
     server.answer = answer
     write(workspace / "p.sexp", TWO_STEPS)
     jsonl(workspace / "in.jsonl", [{"x": i} for i in range(3)])
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **server_env(server)}
-    command = [sys.executable, "-m", "sexp_tasks", "batch", "p.sexp", "--data", "in.jsonl"]
-    process = subprocess.Popen(
-        [*command, "--concurrency", "2"], cwd=workspace, env=env, stderr=subprocess.PIPE, text=True
-    )
+    env = server_env(server)
+    command = ("batch", "p.sexp", "--data", "in.jsonl", "--concurrency", "2")
+    process = spawn_sexp(*command, cwd=workspace, env=env, stderr=subprocess.PIPE)
     try:
         wait_for(
             lambda: "First 1" in [content(r.body) for r in list(server.requests)], 60, "row 1 never called"
@@ -462,40 +427,25 @@ def test_ctrl_c_stops_the_batch_marks_it_interrupted_and_says_how_to_resume(
         written = wait_for(
             lambda: out.is_file() and out.read_bytes(), 60, "row 0 was never written"
         )  # then row 1 holds OUT
-        again = subprocess.run(  # while it runs, the batch cannot be resumed by another process
-            [*command[:5], "--resume", ident],
-            cwd=workspace,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert (again.returncode, again.stderr) == (
+        # while it runs, the batch cannot be resumed by another process
+        again = run_cli("batch", "p.sexp", "--resume", ident, cwd=workspace, env=env, run_lines=True)
+        assert (again[0], again[2]) == (
             2,
             f"error: batch {ident} is in use by another sexp process\n",
         )
         assert out.read_bytes() == written
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
+        _, err = process.communicate(timeout=scaled(30))
     finally:
         gate.set()
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130 and batch_id(err) == ident
     assert f"resume with: sexp batch p.sexp --resume {ident}\n" in err and err.endswith("interrupted\n")
-    listing = subprocess.run(
-        [sys.executable, "-m", "sexp_tasks", "runs"], cwd=workspace, env=env, capture_output=True, text=True
-    ).stdout
+    listing = run_cli("runs", cwd=workspace, env=env)[1]
     assert listing.startswith(f"batch {ident}  ") and "interrupted" in listing.splitlines()[0]
-    resumed = subprocess.run(
-        [sys.executable, "-m", "sexp_tasks", "batch", "p.sexp", "--resume", ident],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert resumed.returncode == 0, resumed.stderr
+    status, _, resumed_err = run_cli("batch", "p.sexp", "--resume", ident, cwd=workspace, env=env)
+    assert status == 0, resumed_err
     assert [row["value"][0] for row in results(workspace / "p.results.jsonl")] == [
         "First-0",
         "First-1",

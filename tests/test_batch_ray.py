@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Cli, wait_for
+from conftest import ROOT, Cli, run_cli, scaled, spawn_sexp, wait_for
 from llm_server import LLMServer
 
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'sexp-tasks[ray]')")
@@ -64,12 +63,10 @@ def local_ray() -> Iterator[str]:
 
 
 @pytest.fixture
-def server() -> Iterator[LLMServer]:
-    """Answers each call with its prompt upper-cased."""
-    llm = LLMServer().start()
-    llm.answer = lambda body: str(body["messages"][-1]["content"]).upper()
-    yield llm
-    llm.stop()
+def server(server: LLMServer) -> LLMServer:
+    """conftest's server, answering each call with its prompt upper-cased."""
+    server.answer = lambda body: str(body["messages"][-1]["content"]).upper()
+    return server
 
 
 @pytest.fixture
@@ -156,7 +153,7 @@ def test_a_worker_that_dies_fails_only_its_row_after_one_retry(
     def answer(body: dict[str, Any]) -> str:
         prompt = str(body["messages"][-1]["content"])
         if prompt == "Echo hang":
-            release.wait(120)  # until the test ends: its worker is killed meanwhile
+            release.wait(scaled(120))  # until the test ends: its worker is killed meanwhile
         return prompt.upper()
 
     server.answer = answer
@@ -169,11 +166,14 @@ def test_a_worker_that_dies_fails_only_its_row_after_one_retry(
     )
     batch.start()
     try:
+        # Each attempt starts a worker process (Ray, then litellm at its first row: seconds of CPU
+        # at rest, minutes on a busy machine), hence the scaled waits.
         for attempt in (1, 2):  # the row is run again once, on a new worker; then it fails
-            wait_for(lambda n=attempt: prompts(server)["Echo hang"] == n, 90, f"hanging call {attempt}")
-            for pid in ray_processes("RowWorker"):  # one worker: concurrency 1
+            wait_for(lambda n=attempt: prompts(server)["Echo hang"] == n, 60, f"hanging call {attempt}")
+            workers = wait_for(lambda: ray_processes("RowWorker"), 30, "the worker of the hanging call")
+            for pid in workers:  # one worker: concurrency 1 (and any of an earlier test still ending)
                 os.kill(pid, signal.SIGKILL)
-        batch.join(120)
+        batch.join(scaled(60))
     finally:
         release.set()
     assert not batch.is_alive()
@@ -195,15 +195,14 @@ def test_a_batch_killed_on_ray_resumes_without_paying_a_completed_call_twice(
     def answer(body: dict[str, Any]) -> str:
         prompt = str(body["messages"][-1]["content"])
         if prompt == "Say 104" and not release.is_set():
-            release.wait(120)
+            release.wait(scaled(120))
         return prompt.upper()
 
     server.answer = answer
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": KEY,
-                   "SEXP_MODEL": "openai/test-model", "SEXP_API_BASE": server.base_url}
-    command = [sys.executable, "-m", "sexp_tasks", "batch", "two.sexp", "--data", "in.jsonl",
-               "--executor", "ray", "--ray-address", local_ray]
-    first = subprocess.Popen(command, cwd=workspace, env=environment, stderr=subprocess.PIPE, text=True)
+    environment = {"OPENAI_API_KEY": KEY, "SEXP_MODEL": "openai/test-model", "SEXP_API_BASE": server.base_url}
+    ray_options = ("--executor", "ray", "--ray-address", local_ray)
+    first = spawn_sexp("batch", "two.sexp", "--data", "in.jsonl", *ray_options,
+                       cwd=workspace, env=environment, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: prompts(server)["Say 104"] == 1 and len(prompts(server)) == 12, 120,
                  "every call but the last row's second one answered")
@@ -211,15 +210,15 @@ def test_a_batch_killed_on_ray_resumes_without_paying_a_completed_call_twice(
                  if (workspace / "two.results.jsonl").exists() else False, 60, "four rows written")
     finally:
         first.kill()
-        first.wait(30)
+        first.wait(scaled(30))
     assert first.stderr is not None
     batch_id = first.stderr.readline().split()[-1]
     # The killed driver's keeper and workers end with it; the resumed batch starts its own.
     wait_for(lambda: not ray_processes("StoreKeeper") and not ray_processes("RowWorker"), 60, "actors gone")
     release.set()
-    resumed = subprocess.run([*command[:5], "--resume", batch_id, *command[7:]], cwd=workspace,
-                             env=environment, capture_output=True, text=True, timeout=180)
-    assert resumed.returncode == 0, resumed.stderr
+    status, _, err = run_cli("batch", "two.sexp", "--resume", batch_id, *ray_options, cwd=workspace,
+                             env=environment, timeout=180)
+    assert status == 0, err
     rows = [json.loads(line) for line in (workspace / "two.results.jsonl").read_text().splitlines()]
     assert [row["value"] for row in rows] == [[f"SAY {i}", f"SAY {i + 100}"] for i in range(6)]
     sent = prompts(server)
@@ -273,20 +272,18 @@ def test_ctrl_c_stops_a_batch_on_ray_and_says_how_to_resume(
     release = threading.Event()
 
     def answer(body: dict[str, Any]) -> str:
-        release.wait(120)  # every row waits for its model until the test ends
+        release.wait(scaled(120))  # every row waits for its model until the test ends
         return "late"
 
     server.answer = answer
     (workspace / "in.jsonl").write_text('{"x": "a"}\n{"x": "b"}\n')
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": KEY,
-                   "SEXP_MODEL": "openai/test-model", "SEXP_API_BASE": server.base_url}
-    command = [sys.executable, "-m", "sexp_tasks", "batch", str(program), "--data", "in.jsonl",
-               "--executor", "ray", "--ray-address", local_ray]
-    batch = subprocess.Popen(command, cwd=workspace, env=environment, stderr=subprocess.PIPE, text=True)
+    environment = {"OPENAI_API_KEY": KEY, "SEXP_MODEL": "openai/test-model", "SEXP_API_BASE": server.base_url}
+    batch = spawn_sexp("batch", str(program), "--data", "in.jsonl", "--executor", "ray", "--ray-address",
+                       local_ray, cwd=workspace, env=environment, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: len(server.requests) == 2, 120, "both rows waiting for their model")
         batch.send_signal(signal.SIGINT)
-        _, err = batch.communicate(timeout=60)
+        _, err = batch.communicate(timeout=scaled(60))
     finally:
         release.set()
         if batch.poll() is None:

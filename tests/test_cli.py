@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import run_python, wait_for
+from conftest import run_python, scaled, spawn_sexp, wait_for
 
 from sexp_tasks import __version__
 from sexp_tasks.cli.startup import LAZY_IMPORTS
@@ -327,26 +327,24 @@ def test_debug_shows_a_traceback(cli: Cli, workspace: Path) -> None:
 
 
 # A bug in sexp itself: `_run` replaced by one that raises, in a real `sexp` process.
-BUGGY_CLI = (
-    "import sys\nfrom sexp_tasks.cli import main as cli\n"
-    "def boom(*args, **kwargs):\n    raise RuntimeError('boom')\n"
-    "cli._run = boom\nsys.exit(cli.main(sys.argv[1:]))"
-)
+def test_an_internal_error_says_so_and_points_at_debug(
+    sexp_in_process: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sexp_tasks.cli import main as command
 
+    def boom(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("boom")
 
-def test_an_internal_error_says_so_and_points_at_debug(workspace: Path) -> None:
-    def buggy(*args: str) -> subprocess.CompletedProcess[str]:
-        environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-        command = [sys.executable, "-c", BUGGY_CLI, *args]
-        return subprocess.run(command, cwd=workspace, capture_output=True, text=True, env=environment)
-
-    plain = buggy("eval", "1")
-    assert (plain.returncode, plain.stdout) == (EXIT_ERROR, "")
-    assert plain.stderr == "internal error: RuntimeError: boom (run with --debug for details)\n"
-    debug = buggy("--debug", "eval", "1")
-    assert debug.returncode == EXIT_ERROR
-    assert debug.stderr.startswith("Traceback (most recent call last):\n")
-    assert debug.stderr.endswith("RuntimeError: boom\ninternal error: RuntimeError: boom\n")
+    monkeypatch.setattr(command, "_run", boom)  # a bug in sexp itself
+    assert sexp_in_process("eval", "1") == (
+        EXIT_ERROR,
+        "",
+        "internal error: RuntimeError: boom (run with --debug for details)\n",
+    )
+    status, _, err = sexp_in_process("--debug", "eval", "1")
+    assert status == EXIT_ERROR
+    assert err.startswith("Traceback (most recent call last):\n")
+    assert err.endswith("RuntimeError: boom\ninternal error: RuntimeError: boom\n")
 
 
 def test_every_sexp_error_is_defined_in_the_errors_module() -> None:
@@ -504,22 +502,21 @@ def test_version_and_help(cli: Cli) -> None:
 def test_interrupt_exits_130(workspace: Path) -> None:
     if sys.platform == "win32":
         pytest.skip("SIGINT")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
     printed = workspace / "stdout.txt"
     with printed.open("w") as stdout:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "sexp_tasks", "eval", '(progn (print "looping") (while true 1))'],
+        process = spawn_sexp(
+            "eval",
+            '(progn (print "looping") (while true 1))',
             cwd=workspace,
-            env=env,
+            env={"PYTHONUNBUFFERED": "1"},
             stdout=stdout,
             stderr=subprocess.PIPE,
-            text=True,
         )
     try:
         wait_for(lambda: "looping" in printed.read_text() or process.poll() is not None, 60, "no loop")
         assert process.poll() is None  # still looping
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=20)
+        _, err = process.communicate(timeout=scaled(20))
     finally:
         process.kill()
     assert process.returncode == 130
@@ -629,7 +626,7 @@ def test_a_call_with_a_hundred_thousand_arguments_runs_in_little_memory(workspac
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     status, value, peak_mb = done.stdout.split()
     assert (status, value) == ("0", "100000")
@@ -819,7 +816,7 @@ def test_a_program_without_model_calls_imports_no_heavy_library(workspace: Path)
             capture_output=True,
             text=True,
             env=dict(os.environ, PYTHONPATH=str(ROOT)),
-            timeout=60,
+            timeout=scaled(60),
         )
         assert completed.returncode == 0, completed.stderr
     modules = set(ast.literal_eval(completed.stdout))
@@ -1023,7 +1020,7 @@ def test_a_replayed_run_never_imports_litellm(workspace: Path) -> None:
         "print(status, 'litellm' in sys.modules)"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=examples.parent, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=examples.parent, capture_output=True, text=True, timeout=scaled(120)
     )
     assert done.stdout.splitlines()[-1] == "0 False", done.stdout + done.stderr
 
@@ -1041,7 +1038,7 @@ def test_a_closed_pipe_ends_quietly(workspace: Path) -> None:
         capture_output=True,
         text=True,
         env={**__import__("os").environ, "PYTHONPATH": str(root)},
-        timeout=60,
+        timeout=scaled(60),
     )
     assert done.stdout == "(0 1 2 3 4"
     assert done.stderr == "" and done.returncode == 0
@@ -1068,7 +1065,7 @@ def shell(command: str, workspace: Path, stdin: bytes = b"") -> tuple[int, bytes
         input=stdin,
         capture_output=True,
         env=env,
-        timeout=60,
+        timeout=scaled(60),
     )
     return done.returncode, done.stdout, done.stderr.decode("utf-8", "replace")
 

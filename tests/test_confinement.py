@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Cli
+from conftest import ROOT, Cli, scaled, spawn_sexp
 
 from sexp_tasks.handler.tools import ToolBox
 
@@ -118,11 +118,11 @@ def test_read_file_refuses_a_fifo_at_once(cli: Cli, workspace: Path) -> None:
     started = time.monotonic()
     status, _, err = cli("eval", '(read-file "pipe")', timeout=20)
     assert status == 1 and "read-file: 'pipe' is not a regular file" in err
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < scaled(15)
     started = time.monotonic()
     answer = toolbox(workspace, "read_file").run("read_file", {"path": "pipe"})
     assert answer == "error: read-file: 'pipe' is not a regular file"
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < scaled(2)
 
 
 # probe.py COMMAND...: runs COMMAND with at most 3 GiB of address space (so a test that fails
@@ -145,7 +145,7 @@ def peak_rss_kib(args: list[str], cwd: Path) -> tuple[int, str, int]:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     status, out, rss = json.loads(completed.stdout)
     return status, out, rss
@@ -193,23 +193,15 @@ def test_ctrl_c_stops_a_catastrophic_regex(workspace: Path) -> None:
     program = '(progn (log-message "matching") (regex-match "(a|aa)+$" (string-append "{}" "b")))'.format(
         "a" * 60
     )
-    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sexp_tasks", "eval", program],
-        cwd=workspace,
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = spawn_sexp("eval", program, cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert process.stderr is not None
         assert process.stderr.readline() == "log: matching\n"
-        deadline = time.monotonic() + 10  # until the match has burnt some CPU, so it is under way
+        deadline = time.monotonic() + scaled(10)  # until the match has burnt some CPU, so it is under way
         while cpu_seconds(process.pid) < 0.5 and time.monotonic() < deadline:
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=8) == 130
+        assert process.wait(timeout=scaled(8)) == 130
         assert "interrupted" in process.stderr.read()
     finally:
         if process.poll() is None:

@@ -4,7 +4,6 @@ OpenAI-compatible server receives through litellm."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,10 @@ CANARY = "sk-canary-context-0123456789"
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
+def server(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
+    """conftest's server, with this file's fake key in OPENAI_API_KEY."""
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
+    return server
 
 
 def make_runtime(workspace: Path, server: LLMServer) -> Runtime:

@@ -37,6 +37,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import scaled
 from test_golden import Case, parse_golden
 
 from sexp_tasks.config import TOML_KEYS, Settings
@@ -236,7 +237,7 @@ class PageRun:
             text=True,
             encoding="utf-8",
             env=self.env,
-            timeout=COMMAND_TIMEOUT,
+            timeout=scaled(COMMAND_TIMEOUT),
         )
         if after.is_file():
             self.cwd = Path(after.read_text(encoding="utf-8").strip())
@@ -595,7 +596,7 @@ def test_the_site_builds_with_strict_checks(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        timeout=300,
+        timeout=scaled(300),
     )
     assert completed.returncode == 0, completed.stderr
     built = {str(path.relative_to(site)) for path in site.rglob("index.html")}

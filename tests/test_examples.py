@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Cli
+from conftest import Cli, scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ("--model", "openai/gpt-4o-mini")
@@ -155,7 +155,7 @@ def run_embed(examples: Path) -> subprocess.CompletedProcess[str]:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
 
 

@@ -9,7 +9,6 @@ Real `sexp` processes against the local server (tests/llm_server.py), which reco
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,13 +28,6 @@ ALL = """<generation>
     <stop>END</stop><stop>STOP</stop><presence_penalty>0.5</presence_penalty>
     <frequency_penalty>0.25</frequency_penalty>
   </generation>"""
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 def env(server: LLMServer) -> dict[str, str]:

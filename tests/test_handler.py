@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_python
+from conftest import run_python, scaled
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
@@ -35,11 +34,10 @@ GOOD = "<output>The answer</output>\n<notes><data_usage>used the question</data_
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
+def server(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
+    """conftest's server, with this file's fake key in OPENAI_API_KEY."""
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
+    return server
 
 
 def run(
@@ -48,7 +46,7 @@ def run(
     services: HandlerServices | None = None,
     **config: Any,
 ) -> TaskResult:
-    options: dict[str, Any] = {"model": "openai/test-model", "num_retries": 0, "timeout": 10.0}
+    options: dict[str, Any] = {"model": "openai/test-model", "num_retries": 0, "timeout": scaled(10.0)}
     if server is not None:
         options["api_base"] = server.base_url
     options.update(config)

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import scaled
 
 from sexp_tasks.handler import Handler, HandlerConfig, HandlerServices, TaskPrompt
 from sexp_tasks.results import COMPLETE, FAILED
@@ -70,7 +71,7 @@ def fakellm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + scaled(20)
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
@@ -103,7 +104,7 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
     ("model", "suffix"), [("openai/gpt-4o-mini", "/v1"), ("anthropic/claude-sonnet-4-5", "")]
 )
 def test_plain_answer(fakellm: str, model: str, suffix: str) -> None:
-    config = HandlerConfig(model=model, api_base=fakellm + suffix, num_retries=0, timeout=10)
+    config = HandlerConfig(model=model, api_base=fakellm + suffix, num_retries=0, timeout=scaled(10))
     result = Handler(config, HandlerServices()).run(TaskPrompt(template="t", instructions="Say hello"))
     assert result.status == COMPLETE, result.error
     assert result.content == "Hi from fakellm" and result.notes["dataUsage"] == "none"
@@ -119,7 +120,7 @@ def test_tool_loop(fakellm: str, model: str, suffix: str, workspace: Path) -> No
         model=model,
         api_base=fakellm + suffix,
         num_retries=0,
-        timeout=10,
+        timeout=scaled(10),
         tools=("read_file",),
         workspace=workspace,
     )
@@ -130,7 +131,9 @@ def test_tool_loop(fakellm: str, model: str, suffix: str, workspace: Path) -> No
 
 
 def test_rate_limit(fakellm: str) -> None:
-    config = HandlerConfig(model="openai/gpt-4o-mini", api_base=fakellm + "/v1", num_retries=0, timeout=10)
+    config = HandlerConfig(
+        model="openai/gpt-4o-mini", api_base=fakellm + "/v1", num_retries=0, timeout=scaled(10)
+    )
     result = Handler(config, HandlerServices()).run(TaskPrompt(template="t", instructions="overload now"))
     assert result.status == FAILED and result.error is not None and result.error.reason == "rate_limit"
     assert "sk-canary" not in str(result.to_json())

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import scaled
 
 from sexp_tasks.cli.startup import LAZY_IMPORTS
 from sexp_tasks.errors import FormError, NameError_, SexpError
@@ -71,7 +72,7 @@ def test_the_language_core_runs_programs_without_the_task_system() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -208,7 +209,7 @@ def test_the_import_contracts_hold() -> None:
     if not lint_imports.exists():
         pytest.skip("import-linter is not installed in this environment (it is in requirements-test.lock)")
     completed = subprocess.run(
-        [str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=scaled(300)
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert "0 broken" in completed.stdout
@@ -232,7 +233,7 @@ def test_a_bare_interpreter_prints_the_long_integers_it_computes() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
     assert done.returncode == 0, done.stderr
     # (10**2500 - 1)**2 = 10**5000 - 2 * 10**2500 + 1, written out without converting it here

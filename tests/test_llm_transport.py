@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import scaled
 from hypothesis import given
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
@@ -23,11 +24,10 @@ THREADS = 8
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
+def server(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
+    """conftest's server, with this file's fake key in OPENAI_API_KEY."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-transport-test")
-    llm_server = LLMServer().start()
-    yield llm_server
-    llm_server.stop()
+    return server
 
 
 @pytest.fixture(params=["sync", "async"])
@@ -54,7 +54,7 @@ def in_threads(count: int, work: Callable[[int], Any]) -> list[Any]:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=60)
+        thread.join(timeout=scaled(60))
     return results
 
 
@@ -155,7 +155,7 @@ def test_litellm_logging_still_runs_for_a_registered_callback(
         monkeypatch.setattr(litellm, name, list(getattr(litellm, name)))
     litellm.callbacks.append(Listener())
     call(server, "logged")
-    assert logged.wait(10), "a user's litellm callback must still see every call"
+    assert logged.wait(scaled(10)), "a user's litellm callback must still see every call"
 
 
 def test_litellm_logging_is_skipped_when_nobody_listens(server: LLMServer) -> None:

@@ -9,14 +9,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
-from conftest import run_python
+from conftest import run_python, scaled, spawn_sexp_pty
 from hypothesis import given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
@@ -604,22 +603,21 @@ def test_get_context_imports_neither_litellm_nor_lxml(tree: Path, cli: Any) -> N
 
 
 def spawn(args: list[str], cwd: Path) -> pexpect.spawn:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
-    return pexpect.spawn(sys.executable, ["-m", "sexp_tasks", *args], cwd=str(cwd), env=env, encoding="utf-8")
+    return spawn_sexp_pty(*args, cwd=cwd)
 
 
 def test_sexp_index_shows_a_bar_on_a_terminal_and_is_silent_when_piped(workspace: Path, cli: Any) -> None:
     for i in range(300):
         make(workspace, f"docs/note{i}.md", f"# Note {i}\n\nAbout topic {i}.\n")
     child = spawn(["index"], workspace)
-    child.expect(r"index \[[#-]+\] \d+/300", timeout=30)
-    child.expect(pexpect.EOF, timeout=60)
+    child.expect(r"index \[[#-]+\] \d+/300", timeout=scaled(30))
+    child.expect(pexpect.EOF, timeout=scaled(60))
     child.close()
     assert child.exitstatus == 0
     summary = "\rindexed 300 files (300 read, 0 unchanged, 0 removed)\r\n"
     assert child.before.endswith(summary), repr(child.before)  # the bar erased, then the summary
     child = spawn(["index", "-q"], workspace)
-    child.expect(pexpect.EOF, timeout=60)
+    child.expect(pexpect.EOF, timeout=scaled(60))
     child.close()
     assert child.exitstatus == 0 and child.before == ""
     code, out, err = cli("index")

@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,6 +58,7 @@ def test_installed_package_runs_from_its_own_data(wheel: Path, tmp_path: Path) -
         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
         capture_output=True,
         text=True,
+        timeout=scaled(60),
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "(1 2)\n"
@@ -75,6 +77,7 @@ def test_installed_package_finds_its_schema_and_process_launcher(wheel: Path, tm
             env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
             capture_output=True,
             text=True,
+            timeout=scaled(60),
         )
 
     script = sexp('(get-field (system:run_script (command "echo hi")) "stdout")')
@@ -94,7 +97,9 @@ def test_installed_package_writes_a_starter_project_that_runs(wheel: Path, tmp_p
 
     def sexp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "sexp_tasks", *args]
-        return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True)
+        return subprocess.run(
+            command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=scaled(60)
+        )
 
     made = sexp("init", "demo", cwd=tmp_path)
     assert made.returncode == 0, made.stderr

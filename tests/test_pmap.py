@@ -11,7 +11,6 @@ import os
 import random
 import re
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ from typing import Any
 
 import pexpect
 import pytest
-from conftest import wait_for
+from conftest import scaled, spawn_sexp_pty, wait_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted
@@ -487,8 +486,9 @@ def test_ctrl_c_cancels_pending_elements_and_propagates_at_once(runtime: Runtime
     interrupter.start()
     with pytest.raises(KeyboardInterrupt):
         runtime.run_source("(pmap slow (range 40) :concurrency 2)")  # on the main thread, which gets SIGINT
-    assert time.monotonic() - sent[0] < 0.3 and slow.now == 2  # without waiting for the calls in flight
-    deadline = time.monotonic() + 5
+    # without waiting for the calls in flight
+    assert time.monotonic() - sent[0] < scaled(0.3) and slow.now == 2
+    deadline = time.monotonic() + scaled(5)
     while [
         t for t in threading.enumerate() if t.name.startswith("sexp-pmap")
     ] and time.monotonic() < deadline:
@@ -563,15 +563,14 @@ SLOW_PROGRAM = "(print (length (pmap (lambda (x) (loop 300000 x) x) (range 6) :c
 
 
 def spawn(args: list[str], cwd: Path) -> pexpect.spawn:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
-    return pexpect.spawn(sys.executable, ["-m", "sexp_tasks", *args], cwd=str(cwd), env=env, encoding="utf-8")
+    return spawn_sexp_pty(*args, cwd=cwd)
 
 
 def test_sexp_run_shows_the_bar_on_a_terminal(workspace: Path) -> None:
     (workspace / "prog.sexp").write_text(SLOW_PROGRAM)
     child = spawn(["run", "prog.sexp"], workspace)
-    child.expect(r"pmap \[[#-]+\] \d/6", timeout=30)
-    child.expect(pexpect.EOF, timeout=60)
+    child.expect(r"pmap \[[#-]+\] \d/6", timeout=scaled(30))
+    child.expect(pexpect.EOF, timeout=scaled(60))
     child.close()
     assert child.exitstatus == 0
     assert re.search(r"\r +\r6\r\n$", child.before), repr(child.before)  # erased, then the program's output
@@ -580,7 +579,7 @@ def test_sexp_run_shows_the_bar_on_a_terminal(workspace: Path) -> None:
 def test_quiet_or_piped_shows_no_bar(workspace: Path, cli: Any) -> None:
     (workspace / "prog.sexp").write_text(SLOW_PROGRAM)
     child = spawn(["run", "-q", "prog.sexp"], workspace)
-    child.expect(pexpect.EOF, timeout=60)
+    child.expect(pexpect.EOF, timeout=scaled(60))
     child.close()
     assert child.exitstatus == 0 and child.before == "6\r\n"
     code, out, err = cli("run", "prog.sexp")
@@ -591,10 +590,10 @@ def test_quiet_or_piped_shows_no_bar(workspace: Path, cli: Any) -> None:
 def test_ctrl_c_in_sexp_run_exits_130_promptly(workspace: Path) -> None:
     (workspace / "prog.sexp").write_text("(pmap (lambda (x) (loop 3000000 x)) (range 40) :concurrency 2)\n")
     child = spawn(["run", "prog.sexp"], workspace)
-    child.expect(r"pmap \[", timeout=30)
+    child.expect(r"pmap \[", timeout=scaled(30))
     child.sendintr()
     start = time.monotonic()
-    child.expect(pexpect.EOF, timeout=10)
+    child.expect(pexpect.EOF, timeout=scaled(10))
     child.close()
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < scaled(5)
     assert child.exitstatus == 130 and "interrupted" in child.before

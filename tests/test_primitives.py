@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import scaled
 
 from sexp_tasks.config import Settings
 from sexp_tasks.errors import ArityError, SexpError, TypeError_
@@ -177,7 +178,7 @@ def test_an_internal_error_is_shown_as_one(workspace: Path, debug: bool) -> None
         cwd=workspace,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 1

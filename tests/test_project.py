@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 Cli = Callable[..., tuple[int, str, str]]  # the `cli` fixture of conftest.py
@@ -179,7 +179,7 @@ def run_printed_command(line: str, cwd: Path) -> subprocess.CompletedProcess[str
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
     shell = f'sexp() {{ {shlex.quote(sys.executable)} -m sexp_tasks "$@"; }}\n{line}\n'
     return subprocess.run(
-        ["bash", "-c", shell], cwd=cwd, capture_output=True, text=True, env=environment, timeout=120
+        ["bash", "-c", shell], cwd=cwd, capture_output=True, text=True, env=environment, timeout=scaled(120)
     )
 
 
@@ -207,7 +207,7 @@ def test_the_generated_test_passes(cli: Cli, workspace: Path) -> None:
         capture_output=True,
         text=True,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        timeout=300,
+        timeout=scaled(300),
     )
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "2 passed" in tested.stdout

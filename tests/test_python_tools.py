@@ -14,12 +14,11 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, scaled
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
@@ -31,13 +30,6 @@ LOOKUP = """<task name="support" type="atomic">
   <tools><tool>%s</tool></tools>
 </task>
 """
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 @pytest.fixture
@@ -266,7 +258,7 @@ def test_a_call_is_journaled_and_not_repeated_on_resume(project: Path, server: L
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     assert child.returncode == 0, child.stderr
     run_id = child.stdout.split()[-1]

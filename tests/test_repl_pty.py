@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
-from conftest import ROOT, Cli
+from conftest import Cli, scaled, spawn_sexp_pty
 from llm_server import LLMServer, Scripted
 
 from sexp_tasks.process.launcher import descendants
@@ -23,17 +22,8 @@ START_OF_OUTPUT = r"(?:\n|\x1b\[\?2004l)"
 
 def spawn(workspace: Path, **extra_env: str) -> pexpect.spawn:
     """`python -m sexp_tasks` (the REPL) in a pty, HOME and XDG dirs already pointed at the test's."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", **extra_env)
-    env.pop("PYTHONSTARTUP", None)
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "sexp_tasks"],
-        cwd=str(workspace),
-        env=env,
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 120),
-    )
+    env = dict(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", **extra_env)
+    child = spawn_sexp_pty(cwd=workspace, env=env, timeout=30, dimensions=(40, 120))
     child.expect(PROMPT)
     return child
 
@@ -128,7 +118,7 @@ def sleeping(pid: int) -> list[int]:
 
 
 def poll(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + scaled(seconds)
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.02)
@@ -140,7 +130,7 @@ def test_ctrl_c_cancels_a_waiting_script_at_once_and_the_session_goes_on(repl: p
     enter(repl, '(system:run_script (command (list "sleep" "12")))')
     poll(lambda: bool(sleeping(repl.pid)))  # the script is running: the evaluation waits on it
     repl.sendcontrol("c")
-    repl.expect("interrupted", timeout=3)
+    repl.expect("interrupted", timeout=scaled(3))
     repl.expect(PROMPT)
     enter(repl, "(+ 1 2)")
     answer(repl, "3")
@@ -164,7 +154,7 @@ def test_ctrl_c_abandons_a_waiting_model_call_at_once_and_the_session_goes_on(wo
         enter(child, "(ask)")
         poll(lambda: bool(server.requests), seconds=30)  # the call is waiting for its answer
         child.sendcontrol("c")
-        child.expect("interrupted", timeout=3)
+        child.expect("interrupted", timeout=scaled(3))
         child.expect(PROMPT)
         enter(child, "(+ 1 2)")
         answer(child, "3")
@@ -258,7 +248,7 @@ def test_ctrl_c_cancels_the_scripts_a_pmap_waits_on(repl: pexpect.spawn) -> None
     enter(repl, '(pmap nap (list "12" "13" "14") :concurrency 3)')
     poll(lambda: len(sleeping(repl.pid)) == 3)  # every element waits on its script
     repl.sendcontrol("c")
-    repl.expect("interrupted", timeout=3)
+    repl.expect("interrupted", timeout=scaled(3))
     repl.expect(PROMPT)
     poll(lambda: not sleeping(repl.pid), seconds=3)  # each element's process group was killed
     enter(repl, "(+ 1 2)")

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, wait_for
+from conftest import ROOT, run_cli, scaled, wait_for
 
 from sexp_tasks.config import Settings
 from sexp_tasks.lang.documentation import render_doc
@@ -231,11 +231,7 @@ def test_each_input_that_calls_a_task_is_a_run_and_trace_shows_it(session: Sessi
 @pytest.mark.slow
 def test_trace_falls_back_to_the_newest_run_in_the_store(session: Session, workspace: Path) -> None:
     (workspace / "p.sexp").write_text(GREET + '\n(greet "x")\n', encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run(
-        [sys.executable, "-m", "sexp_tasks", "run", "-q", "p.sexp"], cwd=workspace, env=env, timeout=120
-    )
-    assert done.returncode == 0
+    assert run_cli("run", "-q", "p.sexp", cwd=workspace)[0] == 0
     assert "p.sexp" in shown(session, ":trace").splitlines()[0]
 
 
@@ -460,7 +456,8 @@ def test_starting_a_session_and_its_shell_imports_no_model_library(workspace: Pa
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=workspace, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code], cwd=workspace, env=env, capture_output=True, text=True,
+        timeout=scaled(60),
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n"

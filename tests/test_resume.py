@@ -7,19 +7,16 @@ every request; the crash test kills them with SIGKILL at many points.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import sqlite3
 import subprocess
-import sys
+import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, wait_for
+from conftest import run_cli, scaled, spawn_sexp, store_rows, wait_for
 from llm_server import LLMServer, Scripted
 
 CANARY = "sk-canary-resume-9f8e7d6c5b4a"
@@ -32,20 +29,16 @@ STEPS = """
 
 
 @pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
+def server(server: LLMServer) -> LLMServer:
     # Each answer depends only on the request, so an interrupted and resumed run can be compared.
-    llm.answer = lambda body: (
+    server.answer = lambda body: (
         "<output>a" + body.get("messages", [{"content": "?"}])[-1]["content"].split()[-1] + "</output>"
     )
-    yield llm
-    llm.stop()
+    return server
 
 
 def environment(server: LLMServer) -> dict[str, str]:
     return {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
         "SEXP_API_BASE": server.base_url,
         "SEXP_MODEL": "openai/test-model",
         "OPENAI_API_KEY": CANARY,
@@ -53,19 +46,14 @@ def environment(server: LLMServer) -> dict[str, str]:
 
 
 def start(workspace: Path, server: LLMServer, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "sexp_tasks", "run", *args],
-        cwd=workspace,
-        env=environment(server),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    return spawn_sexp(
+        "run", *args, cwd=workspace, env=environment(server), stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
 
 
 def run(workspace: Path, server: LLMServer, *args: str) -> tuple[int, str, str]:
     process = start(workspace, server, *args)
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=scaled(120))
     return process.returncode, out, err
 
 
@@ -73,15 +61,6 @@ def run_id(stderr: str) -> str:
     found = re.search(r"^run: ([0-9a-f]{12})$", stderr, re.M)
     assert found, stderr
     return found.group(1)
-
-
-def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
-    """The rows a query gives on the run's store, read the way any SQLite client would."""
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    try:
-        return db.execute(query, parameters).fetchall()
-    finally:
-        db.close()
 
 
 def killed_at_request(workspace: Path, server: LLMServer, count: int) -> str:
@@ -95,7 +74,7 @@ def killed_at_request(workspace: Path, server: LLMServer, count: int) -> str:
             time.sleep(0.2)
 
     server.on_request = kill
-    _, err = process.communicate(timeout=120)
+    _, err = process.communicate(timeout=scaled(120))
     assert process.returncode == -signal.SIGKILL
     server.on_request = None
     return err
@@ -156,7 +135,7 @@ def test_kill_9_at_any_point_then_resume_resends_no_completed_call(
                 time.sleep(0.2)
 
         server.on_request = kill
-        _, err = process.communicate(timeout=120)
+        _, err = process.communicate(timeout=scaled(120))
         assert process.returncode == -signal.SIGKILL, err
         rid = rid or run_id(err)
         sent = [r.body["messages"][-1]["content"] for r in server.requests[before:]]
@@ -187,7 +166,7 @@ def test_kill_9_at_random_moments(workspace: Path, server: LLMServer) -> None:
         wait_for(started, 60, "no request")
         time.sleep(pause)
         process.send_signal(signal.SIGKILL)
-        _, err = process.communicate(timeout=60)
+        _, err = process.communicate(timeout=scaled(60))
         rid = rid or run_id(err)
     assert rid is not None
     # model calls, not tasks: a kill between a call's answer and its task's end leaves the call
@@ -215,7 +194,7 @@ def test_ctrl_c_exits_130_and_leaves_a_resumable_run(workspace: Path, server: LL
             time.sleep(0.2)
 
     server.on_request = interrupt
-    _, err = process.communicate(timeout=120)
+    _, err = process.communicate(timeout=scaled(120))
     assert process.returncode == 130
     rid = run_id(err)
     assert f"resume with: sexp run --resume {rid} p.sexp" in err and "Traceback" not in err
@@ -253,15 +232,21 @@ def test_unknown_runs_and_missing_stores_are_clear_errors(workspace: Path, serve
 @pytest.mark.slow
 def test_a_second_process_cannot_resume_a_run_in_use(workspace: Path, server: LLMServer) -> None:
     (workspace / "p.sexp").write_text(STEPS)
-    server.script(Scripted(delay=0.3))
+    held = threading.Event()  # the first run's calls wait until the second process has tried
+
+    def hold(count: int) -> None:
+        held.wait(scaled(60))
+
+    server.on_request = hold
     first = start(workspace, server, "p.sexp")
     wait_for(lambda: server.requests or first.poll() is not None, 60, "no request")
     rid = completed_run_id(workspace)
     status, _, err = run(workspace, server, "--resume", rid, "p.sexp")
     assert status == 1 and f"run {rid} is in use by another sexp process" in err
     first.kill()
-    first.communicate()
-    server.script(Scripted())
+    first.communicate(timeout=scaled(30))
+    server.on_request = None
+    held.set()
     status, out, _ = run(workspace, server, "--resume", rid, "p.sexp")  # free once its holder is gone
     assert status == 0
 
@@ -397,7 +382,7 @@ def test_ctrl_c_while_a_script_blocks_still_leaves_an_interrupted_run(
     process = start(workspace, server, "p.sexp")
     wait_for(lambda: (workspace / "started").exists() or process.poll() is not None, 60, "no script")
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    _, err = process.communicate(timeout=scaled(60))
     assert process.returncode == 130
     rid = run_id(err)
     assert f"resume with: sexp run --resume {rid} p.sexp" in err
@@ -497,15 +482,8 @@ def test_after_resume_steps_have_distinct_sequence_numbers_in_the_order_they_ran
     assert (status, out) == (0, '"two"\n')
     every = [seq for (seq,) in store_rows(workspace, "SELECT seq FROM steps WHERE run_id = ?", rid)]
     assert len(every) == len(set(every))  # turns included
-    done = subprocess.run(
-        [sys.executable, "-m", "sexp_tasks", "trace", rid, "--json"],
-        cwd=workspace,
-        env=environment(server),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    steps = preorder(json.loads(done.stdout)["steps"])
+    _, traced, _ = run_cli("trace", rid, "--json", cwd=workspace, env=environment(server))
+    steps = preorder(json.loads(traced)["steps"])
     assert [(s["kind"], s["name"]) for s in steps] == [
         ("task", "reader"),
         ("tool", "read_file"),

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Cli
+from conftest import Cli, run_cli
 
 GREET = '(defatom greet (params (who str)) (instructions "Say hi to {{who}}") (model "mock/x"))\n'
 
@@ -20,17 +18,17 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+@pytest.fixture
+def cli(sexp_in_process: Cli) -> Cli:
+    """The commands of this file run in the test process: they are about what a run records
+    (raw_run runs the real command, for the lines it writes)."""
+    return sexp_in_process
+
+
 def raw_run(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`sexp run` with stderr untouched (the cli fixture takes the run line out)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "sexp_tasks", "run", *args],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    """The real `sexp run` with stderr untouched (the cli fixture takes the run line out)."""
+    status, out, err = run_cli("run", *args, cwd=workspace, run_lines=True)
+    return subprocess.CompletedProcess(["sexp", "run", *args], status, out, err)
 
 
 def rows(workspace: Path, sql: str, store: str = ".sexp/store.db") -> list[sqlite3.Row]:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Cli
+from conftest import Cli, scaled, spawn_sexp
 
 from sexp_tasks.runs.store import Store
 from sexp_tasks.runs.traces import (
@@ -167,21 +165,16 @@ def statuses(cli: Cli) -> list[str]:
 def test_a_run_killed_with_kill_9_shows_interrupted_once_no_process_holds_it(
     cli: Cli, workspace: Path
 ) -> None:
-    write(workspace / "p.sexp", '(system:run_script (command "sleep 30"))\n')
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sexp_tasks", "run", "p.sexp"],
-        cwd=workspace,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    # the script outlasts the test (it ends with the killed run: PDEATHSIG)
+    write(workspace / "p.sexp", '(system:run_script (command "sleep 300"))\n')
+    process = spawn_sexp("run", "p.sexp", cwd=workspace, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         while statuses(cli) != ["running"]:  # a live run is shown running
             assert process.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
+        process.wait(timeout=scaled(30))
     finally:
         process.kill()
     assert statuses(cli) == ["interrupted"]

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import scaled
 
 from sexp_tasks.config import Settings
 from sexp_tasks.diagnostics import failed_result_line
@@ -90,7 +91,7 @@ def token() -> Iterator[str]:
     """A unique marker for this test's processes; any still alive at the end fail the test."""
     value = "tok" + uuid.uuid4().hex[:12]
     yield value
-    deadline = time.monotonic() + 5  # a process killed just now may take a moment to be gone
+    deadline = time.monotonic() + scaled(5)  # a process killed just now may take a moment to be gone
     while (left := survivors(value)) and time.monotonic() < deadline:
         time.sleep(0.02)
     for pid in left:
@@ -420,13 +421,13 @@ def test_scripts_die_with_the_interpreter(workspace: Path, token: str) -> None:
     parent = subprocess.Popen(
         [sys.executable, "-c", code], cwd=workspace, env={**os.environ, "PYTHONPATH": root}
     )
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + scaled(20)
     while not (workspace / f"{token}.pid").exists():
         assert time.monotonic() < deadline and parent.poll() is None
         time.sleep(0.05)
     parent.kill()
     parent.wait()
-    deadline = time.monotonic() + 10  # the launcher's own grace (2 s) then SIGKILL
+    deadline = time.monotonic() + scaled(10)  # the launcher's own grace (2 s) then SIGKILL
     while survivors(token) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not survivors(token)
@@ -440,7 +441,7 @@ def test_a_script_that_kills_its_launcher_leaves_nothing(runtime: Runtime, token
     result = run(runtime, f"(system:run_script (command {command}) (args (list PY TOKEN)) (shell true))")
     assert result.status == FAILED and result.error is not None
     assert result.error.reason == "execution_halted"
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + scaled(5)
     while survivors(token) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not survivors(token)
@@ -459,7 +460,7 @@ def test_output_read_is_bounded_even_if_the_launcher_dies(workspace: Path, token
 
     thread = threading.Thread(target=target)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + scaled(20)
     while not (workspace / f"{token}.pid").exists():
         assert time.monotonic() < deadline
         time.sleep(0.05)
@@ -471,8 +472,8 @@ def test_output_read_is_bounded_even_if_the_launcher_dies(workspace: Path, token
     os.kill(grandchild, signal.SIGSTOP)  # out of the launcher's reach: stopped, then orphaned
     os.kill(launchers[0], signal.SIGKILL)
     started = time.monotonic()
-    thread.join(30)
-    assert not thread.is_alive() and time.monotonic() - started < 10
+    thread.join(scaled(30))
+    assert not thread.is_alive() and time.monotonic() - started < scaled(10)
     assert grandchild not in survivors(token)  # found by its marker once the launcher was gone
     [result] = outcome
     assert (result.status, result.stdout) == (FAILED, "ready\n")

@@ -15,12 +15,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Cli, wait_for
+from conftest import ROOT, Cli, scaled, spawn_sexp, wait_for
 from llm_server import LLMServer, Scripted
 
 from sexp_tasks.handler.cost import format_cost
@@ -47,10 +46,11 @@ SUMMARY = re.compile(r"^run: ([0-9a-f]{12}) (\d+) model calls, (\d+) tokens, (\$
 
 
 @pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
+def cli(sexp_in_process: Cli) -> Cli:
+    """The commands of this file run in the test process: they are about what a run records and
+    prints (one real process stops on Ctrl-C below), and most call a model (litellm imported
+    once, not per command)."""
+    return sexp_in_process
 
 
 @pytest.fixture
@@ -289,7 +289,8 @@ def test_render_imports_no_litellm(project: Path) -> None:
     )
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, env=environment
+        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, env=environment,
+        timeout=scaled(60),
     )
     assert done.stdout.splitlines()[-1] == "0 False", done.stderr
 
@@ -388,14 +389,12 @@ def test_replayed_calls_count_as_model_calls(cli: Cli, project: Path) -> None:
 
 
 def test_an_interrupted_run_ends_with_its_summary_too(project: Path, server: LLMServer) -> None:
-    server.script("<output>one</output>", Scripted(content="<output>two</output>", delay=30))
+    server.script("<output>one</output>", Scripted(content="<output>two</output>", delay=scaled(30)))
     (project / "p.sexp").write_text('(summarize :text "a")\n(summarize :text "b")\n')
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **against(server)}
-    command = [sys.executable, "-m", "sexp_tasks", "run", "p.sexp"]
-    process = subprocess.Popen(command, cwd=project, env=environment, stderr=subprocess.PIPE, text=True)
+    process = spawn_sexp("run", "p.sexp", cwd=project, env=against(server), stderr=subprocess.PIPE)
     wait_for(lambda: len(server.requests) == 2, 60, "the second call was never sent")
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    _, err = process.communicate(timeout=scaled(60))
     assert process.returncode == 130
     lines = err.splitlines()
     assert lines[-2] == "interrupted"

@@ -10,7 +10,6 @@ records request bodies.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,10 @@ UNSUPPORTED = "openai/gpt-3.5-turbo"  # listed without it
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
+def server(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
+    """conftest's server, with this file's fake key in OPENAI_API_KEY."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-structured")
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
+    return server
 
 
 def run(

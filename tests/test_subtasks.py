@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +29,10 @@ TASKS = """
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
+def server(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
+    """conftest's server, with this file's fake key in OPENAI_API_KEY."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-subtasks-0123456789")
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
+    return server
 
 
 def make_runtime(workspace: Path, server: LLMServer, **settings: Any) -> Runtime:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import scaled, spawn_sexp_pty
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -634,22 +635,12 @@ LOOP_PROGRAM = """
 
 
 def test_loops_show_progress_on_a_terminal_and_nothing_when_piped(workspace: Path, cli: Cli) -> None:
-    import os
-    import sys
-
     import pexpect
 
     (workspace / "prog.sexp").write_text(LOOP_PROGRAM)
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "sexp_tasks", "run", "prog.sexp"],
-        cwd=str(workspace),
-        env=env,
-        encoding="utf-8",
-    )
-    child.expect(r"director-evaluator-loop \[[#-]+\] \d/4", timeout=60)
-    child.expect(pexpect.EOF, timeout=60)
+    child = spawn_sexp_pty("run", "prog.sexp", cwd=workspace)
+    child.expect(r"director-evaluator-loop \[[#-]+\] \d/4", timeout=scaled(60))
+    child.expect(pexpect.EOF, timeout=scaled(60))
     child.close()
     assert child.exitstatus == 0 and child.before.endswith("4\r\n")
     code, out, err = cli("run", "prog.sexp")
