@@ -342,7 +342,7 @@ def test_a_run_ends_with_its_model_calls_tokens_cost_and_time(
     assert line.group(1) == run_id(err) and line.group(2) == "2"
     assert int(line.group(3)) == data["run"]["tokens"] == 30  # 10 in and 5 out, twice
     assert data["run"]["cost_usd"] > 0 and line.group(4) == format_cost(data["run"]["cost_usd"])
-    assert 0 < float(line.group(5)) < 60
+    assert 0 <= float(line.group(5)) < 60  # in-process, with litellm loaded, 0.0 s is possible
 
 
 def test_mock_calls_are_model_calls_and_the_line_comes_last(cli: Cli, project: Path) -> None:

@@ -108,7 +108,6 @@ LAZY_IMPORTS: dict[str, Lazy] = {
             "sexp_tasks.cli.main",
             "sexp_tasks.cli.task_commands",
             "sexp_tasks.cli.doc_commands",
-            "sexp_tasks.cli.batch_commands",
         ),
         "running or checking a program: the language and the task system, 38 ms"
         " (`sexp tasks validate` reads templates without them)",
