@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import json
 import os
 import re
 import sqlite3
@@ -324,3 +325,20 @@ def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
         return db.execute(query, parameters).fetchall()
     finally:
         db.close()
+
+
+def write(path: Path, text: str) -> Path:
+    """path with text written to it (its directories made), in UTF-8."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def jsonl(path: Path, rows: list[Any]) -> Path:
+    """path written as JSON Lines, one row a line."""
+    return write(path, "".join(json.dumps(row) + "\n" for row in rows))
+
+
+def results(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSON Lines file (a batch's OUT)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

@@ -19,7 +19,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Cli, run_cli, run_python, scaled, spawn_sexp, store_rows, wait_for
+from conftest import (
+    ROOT,
+    Cli,
+    jsonl,
+    results,
+    run_cli,
+    run_python,
+    scaled,
+    spawn_sexp,
+    store_rows,
+    wait_for,
+    write,
+)
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
@@ -35,20 +47,6 @@ TWO_STEPS = """
 (defatom second (params (x int)) (instructions "Second {{x}}"))
 (list (task-content (first x)) (task-content (second x)))
 """
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def jsonl(path: Path, rows: list[Any]) -> Path:
-    return write(path, "".join(json.dumps(row) + "\n" for row in rows))
-
-
-def results(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def store_batch_id(workspace: Path) -> str | None:

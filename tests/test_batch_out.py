@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +24,6 @@ from sexp_tasks.config import load_settings
 from sexp_tasks.errors import BatchError
 
 ROWS = "".join(json.dumps({"x": i}) + "\n" for i in range(3))
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 def program(workspace: Path, name: str = "d.sexp") -> Path:

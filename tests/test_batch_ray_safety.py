@@ -8,27 +8,18 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, wait_for
+from conftest import scaled, sexp_command, sexp_env, wait_for
 from llm_server import LLMServer, Scripted
 
 pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'sexp-tasks[ray]')")
 
 pytestmark = pytest.mark.slow
 KEY = "sk-test-ray-scrubbed-0123456789"
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 def environments_with(secret: bytes) -> list[str]:
@@ -47,6 +38,23 @@ def environments_with(secret: bytes) -> list[str]:
     return found
 
 
+def ray_batch(
+    workspace: Path, program: str, *options: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """`sexp batch PROGRAM --data in.jsonl --executor ray OPTIONS` on a local Ray of its own (no
+    RAY_ADDRESS), stdout and stderr piped; wait with `communicate(timeout=scaled(...))`."""
+    environment = sexp_env({"RAY_AUTH_MODE": "disabled", **(env or {})})
+    environment.pop("RAY_ADDRESS", None)
+    command = sexp_command("batch", program, "--data", "in.jsonl", "--executor", "ray", *options)
+    return subprocess.Popen(
+        command, cwd=workspace, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def against(server: LLMServer, model: str) -> dict[str, str]:
+    return {"SEXP_API_BASE": server.base_url, "SEXP_MODEL": model, "OPENAI_API_KEY": KEY}
+
+
 def test_no_process_of_the_local_ray_has_the_key_and_rows_still_use_it(
     workspace: Path, server: LLMServer
 ) -> None:
@@ -61,32 +69,13 @@ def test_no_process_of_the_local_ray_has_the_key_and_rows_still_use_it(
         '(defatom greet (params (x int)) (instructions "Greet {{x}}"))\n(task-content (greet x))\n'
     )
     (workspace / "in.jsonl").write_text("".join(json.dumps({"x": i}) + "\n" for i in range(2)))
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
-        "PYTHONPATH": str(ROOT),
-        "RAY_AUTH_MODE": "disabled",
-        "SEXP_API_BASE": server.base_url,
-        "SEXP_MODEL": "openai/test-model",
-        "OPENAI_API_KEY": KEY,
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "sexp_tasks",
-        "batch",
-        "p.sexp",
-        "--data",
-        "in.jsonl",
-        "--executor",
-        "ray",
-    ]
-    batch = subprocess.Popen(command, cwd=workspace, env=env, stderr=subprocess.PIPE, text=True)
+    batch = ray_batch(workspace, "p.sexp", env=against(server, "openai/test-model"))
     try:
         wait_for(lambda: len(server.requests) == 2, 180, "the rows never called the model")
         assert environments_with(KEY.encode()) == []
     finally:
         release.set()
-        _, err = batch.communicate(timeout=180)
+        _, err = batch.communicate(timeout=scaled(180))
     assert batch.returncode == 0, err
     sent = [{k.lower(): v for k, v in request.headers.items()} for request in server.requests]
     assert {headers.get("authorization") for headers in sent} == {f"Bearer {KEY}"}
@@ -103,30 +92,12 @@ def test_rows_on_ray_reserve_from_the_batch_s_one_budget(workspace: Path, server
         '(defatom greet (params (x int)) (instructions "Greet {{x}}"))\n(greet x)\n'
     )
     (workspace / "in.jsonl").write_text("".join(json.dumps({"x": i}) + "\n" for i in range(8)))
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
-        "PYTHONPATH": str(ROOT),
-        "RAY_AUTH_MODE": "disabled",
-        "SEXP_API_BASE": server.base_url,
-        "SEXP_MODEL": "openai/gpt-4o-mini",
-        "OPENAI_API_KEY": KEY,
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "sexp_tasks",
-        "batch",
-        "p.sexp",
-        "--data",
-        "in.jsonl",
-        "--executor",
-        "ray",
-    ]
-    command += ["--concurrency", "8", "--max-cost", "0.002"]
-    done = subprocess.run(command, cwd=workspace, env=env, capture_output=True, text=True, timeout=300)
+    options = ("--concurrency", "8", "--max-cost", "0.002")
+    batch = ray_batch(workspace, "p.sexp", *options, env=against(server, "openai/gpt-4o-mini"))
+    _, err = batch.communicate(timeout=scaled(300))
     rows = [json.loads(line) for line in (workspace / "p.results.jsonl").read_text().splitlines()]
     paid = [row for row in rows if row["status"] == "ok"]
-    assert done.returncode == 1 and len(rows) == 8 and 1 <= len(paid) == len(server.requests), done.stderr
+    assert batch.returncode == 1 and len(rows) == 8 and 1 <= len(paid) == len(server.requests), err
     assert sum(row["cost_usd"] for row in rows) <= 0.002 + 0.00075 + 1e-9
 
 
@@ -136,26 +107,9 @@ def test_a_worker_that_dies_leaves_no_ray_notice_on_the_batch_s_output(workspace
     (workspace / "kill.sh").write_text('kill -9 "$(cut -d" " -f4 /proc/$PPID/stat)"\n')
     (workspace / "k.sexp").write_text(f'(system:run_script (command "sh {workspace / "kill.sh"}"))\n')
     (workspace / "in.jsonl").write_text('{"x": 1}\n')
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"},
-        "PYTHONPATH": str(ROOT),
-        "RAY_AUTH_MODE": "disabled",
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "sexp_tasks",
-        "batch",
-        "k.sexp",
-        "--data",
-        "in.jsonl",
-        "--executor",
-        "ray",
-    ]
-    done = subprocess.run(command, cwd=workspace, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1 and done.stdout == "", done.stdout
-    assert re.fullmatch(r"batch: (\w{12})\nbatch: \1 0/1 ok, 0 tokens, \$0\.00, [0-9.]+ s\n", done.stderr), (
-        done.stderr
-    )
+    batch = ray_batch(workspace, "k.sexp")
+    out, err = batch.communicate(timeout=scaled(300))
+    assert batch.returncode == 1 and out == "", out
+    assert re.fullmatch(r"batch: (\w{12})\nbatch: \1 0/1 ok, 0 tokens, \$0\.00, [0-9.]+ s\n", err), err
     row = json.loads((workspace / "k.results.jsonl").read_text())
     assert "the Ray worker running this row died" in row["error"]

@@ -11,40 +11,16 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import Cli
+from conftest import Cli, jsonl, results, store_rows, write
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
 
 SUMMARY = re.compile(r"^batch: ([0-9a-f]{12}) (\d+)/(\d+) ok, (\d+) tokens, (\$[0-9.]+), ([0-9.]+) s", re.M)
 GREET = '(defatom greet (params (name string)) (instructions "Greet {{name}}"))\n'
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def jsonl(path: Path, rows: list[Any]) -> Path:
-    return write(path, "".join(json.dumps(row) + "\n" for row in rows))
-
-
-def results(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def store_rows(workspace: Path, query: str, *parameters: object) -> list[Any]:
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    try:
-        return db.execute(query, parameters).fetchall()
-    finally:
-        db.close()
 
 
 def batch_id(err: str) -> str:
@@ -55,13 +31,6 @@ def batch_id(err: str) -> str:
 
 def warnings(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("warning: ")]
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 def server_env(server: LLMServer) -> dict[str, str]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import Cli
+from conftest import Cli, write
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -20,12 +20,6 @@ OBJECT_TEMPLATE = """<task name="describe" type="atomic">
   </inputs>
 </task>
 """
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 # --set reads JSON objects and arrays ---------------------------------------------------------

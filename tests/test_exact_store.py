@@ -10,18 +10,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from conftest import Cli
+from conftest import Cli, write
 
 from sexp_tasks.runs.store import Store
 
 SHAPED = "sk-proj-notakey0123456789"  # key-shaped text of the workspace, no credential
 PROVIDER_KEY = "sk-test-fake-provider-key-42"  # the (fake) provider key of the environment
 ECHO = '(defatom echo (params (x str)) (instructions "Say {{x}}"))\n'
-
-
-def write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def store_bytes(workspace: Path) -> bytes:

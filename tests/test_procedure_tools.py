@@ -9,7 +9,6 @@ In-process sessions and `sexp` processes against the local server (tests/llm_ser
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +54,6 @@ LOOKUP_SCHEMA = {
         },
     },
 }
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 @pytest.fixture

@@ -4,34 +4,22 @@ typed into a real pseudo-terminal (issue 19: 12)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
-from conftest import ROOT, Cli
+from conftest import Cli, spawn_sexp_pty
+from test_repl_pty import PROMPT, answer, enter
 
-PROMPT = "sexp>"
-START_OF_OUTPUT = r"(?:\n|\x1b\[\?2004l)"  # as in test_repl_pty.py
 GREET = '(defatom greet (params (who str)) (instructions "Say hi to {{who}}"))'
 
 
 def spawn(workspace: Path, *args: str) -> pexpect.spawn:
-    """`python -m sexp_tasks ARGS...` in a pty, as a user starts the REPL."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
-    env.pop("PYTHONSTARTUP", None)
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "sexp_tasks", *args],
-        cwd=str(workspace),
-        env=env,
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 120),
-    )
+    """`sexp ARGS...` in a pty, as a user starts the REPL."""
+    env = {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = spawn_sexp_pty(*args, cwd=workspace, env=env, timeout=30, dimensions=(40, 120))
     child.expect(PROMPT)
     return child
 
@@ -44,16 +32,6 @@ def started() -> Iterator[list[pexpect.spawn]]:
     for child in children:
         if child.isalive():
             child.terminate(force=True)
-
-
-def enter(child: pexpect.spawn, text: str) -> None:
-    child.send(text + "\r")
-
-
-def answer(child: pexpect.spawn, text: str) -> None:
-    """Expect text alone on an output line, then the next prompt."""
-    child.expect(START_OF_OUTPUT + re.escape(text) + r"\r\n")
-    child.expect(PROMPT)
 
 
 def quit_(child: pexpect.spawn) -> int:

@@ -11,12 +11,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import ROOT, Cli, wait_for
+from conftest import ROOT, Cli, store_rows, wait_for, write
 from llm_server import LLMServer
 
 from sexp_tasks.errors import StoreError
@@ -26,26 +24,13 @@ GREET = '(defatom greet (params (who str)) (instructions "Say hi to {{who}}"))\n
 DAY = 86400.0
 
 
-def write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def lock_files(workspace: Path) -> list[str]:
     locks = workspace / ".sexp" / "store.db.locks"
     return sorted(p.name for p in locks.iterdir()) if locks.is_dir() else []
 
 
-def query(workspace: Path, sql: str, *parameters: object) -> list[Any]:
-    db = sqlite3.connect(workspace / ".sexp" / "store.db")
-    try:
-        return db.execute(sql, parameters).fetchall()
-    finally:
-        db.close()
-
-
 def runs_by_status(workspace: Path) -> dict[str, str]:
-    return {run_id: status for run_id, status in query(workspace, "SELECT id, status FROM runs")}
+    return {run_id: status for run_id, status in store_rows(workspace, "SELECT id, status FROM runs")}
 
 
 def shown_statuses(cli: Cli) -> dict[str, str]:
@@ -62,13 +47,6 @@ def new_run(cli: Cli, workspace: Path, program: str, name: str = "run.sexp") -> 
     cli("run", "--model", "mock/x", name)
     (made,) = set(runs_by_status(workspace)) - before
     return made
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 class Held:
@@ -181,7 +159,7 @@ def test_prune_deletes_finished_runs_and_their_steps_and_keeps_the_others(
         status, out, err = cli("runs", "--prune")
         assert (status, out, err) == (0, "pruned 2 runs\n", "")
         assert set(runs_by_status(workspace)) == {interrupted, held.run_id}
-        assert query(workspace, "SELECT DISTINCT run_id FROM steps ORDER BY run_id") == sorted(
+        assert store_rows(workspace, "SELECT DISTINCT run_id FROM steps ORDER BY run_id") == sorted(
             [(interrupted,), (held.run_id,)]
         )
         assert shown_statuses(cli)[held.run_id] == "running"
@@ -191,7 +169,7 @@ def test_prune_deletes_finished_runs_and_their_steps_and_keeps_the_others(
     assert cli("runs", "--prune") == (0, "pruned 0 runs\n", "")
     assert set(runs_by_status(workspace)) == {interrupted, held.run_id}
     assert lock_files(workspace) == []  # the killed run's stale lock went with the prune
-    assert query(workspace, "PRAGMA integrity_check") == [("ok",)]
+    assert store_rows(workspace, "PRAGMA integrity_check") == [("ok",)]
     assert cli("trace", completed)[0] == 1 and cli("trace", failed)[0] == 1
 
 
@@ -211,8 +189,8 @@ def test_older_than_prunes_by_the_time_a_run_ended(cli: Cli, workspace: Path) ->
     assert set(runs_by_status(workspace)) == {recent}
     assert cli("runs", "--prune", "--older-than", "0.5") == (0, "pruned 1 run\n", "")
     assert runs_by_status(workspace) == {}
-    assert query(workspace, "SELECT COUNT(*) FROM steps") == [(0,)]
-    assert query(workspace, "PRAGMA integrity_check") == [("ok",)]
+    assert store_rows(workspace, "SELECT COUNT(*) FROM steps") == [(0,)]
+    assert store_rows(workspace, "PRAGMA integrity_check") == [("ok",)]
 
 
 def test_prune_deletes_finished_batches_whole_and_keeps_unfinished_ones(cli: Cli, workspace: Path) -> None:
@@ -221,20 +199,22 @@ def test_prune_deletes_finished_batches_whole_and_keeps_unfinished_ones(cli: Cli
     assert cli("batch", "p.sexp", "--data", "in.jsonl", "--model", "mock/x")[0] == 0
     status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", "--model", "mock/x")
     assert status == 0
-    finished, unfinished = [row[0] for row in query(workspace, "SELECT id FROM batches ORDER BY started_at")]
+    batches = store_rows(workspace, "SELECT id FROM batches ORDER BY started_at")
+    finished, unfinished = [row[0] for row in batches]
     db = sqlite3.connect(workspace / ".sexp" / "store.db")
     db.execute("UPDATE batches SET status = 'interrupted' WHERE id = ?", (unfinished,))
     db.commit()
     db.close()
-    kept = {r[0] for r in query(workspace, "SELECT run_id FROM batch_rows WHERE batch_id = ?", unfinished)}
+    rows = store_rows(workspace, "SELECT run_id FROM batch_rows WHERE batch_id = ?", unfinished)
+    kept = {r[0] for r in rows}
     standalone = new_run(cli, workspace, GREET + '(greet "z")\n')
     status, out, err = cli("runs", "--prune")
     assert (status, out, err) == (0, "pruned 4 runs, 1 batch\n", "")
     assert set(runs_by_status(workspace)) == kept
-    assert query(workspace, "SELECT id FROM batches") == [(unfinished,)]
-    assert query(workspace, "SELECT COUNT(*) FROM batch_rows WHERE batch_id = ?", finished) == [(0,)]
+    assert store_rows(workspace, "SELECT id FROM batches") == [(unfinished,)]
+    assert store_rows(workspace, "SELECT COUNT(*) FROM batch_rows WHERE batch_id = ?", finished) == [(0,)]
     assert standalone not in runs_by_status(workspace)
-    assert query(workspace, "PRAGMA integrity_check") == [("ok",)]
+    assert store_rows(workspace, "PRAGMA integrity_check") == [("ok",)]
     status, _, err = cli("batch", "p.sexp", "--resume", unfinished, "--model", "mock/x")
     assert status == 0, err  # the kept batch still resumes
 

@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,13 +30,6 @@ SUPPORT = """<task name="support" type="atomic">
   <tools><tool>%s</tool></tools>
 </task>
 """
-
-
-@pytest.fixture
-def server() -> Iterator[LLMServer]:
-    llm = LLMServer().start()
-    yield llm
-    llm.stop()
 
 
 @pytest.fixture
