@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 
 from ..errors import UsageError
+from ..process.workspace import READ_LIMIT
 
-# The most a program file may hold, as for (load) and read-file: a program is text people write.
-PROGRAM_SIZE_LIMIT = 8 * 1024 * 1024
+# The most a program file may hold: what (load) and read-file read; a program is text people write.
+PROGRAM_SIZE_LIMIT = READ_LIMIT
 
 
 def read_program(path: Path, shown: str) -> str:
