@@ -37,6 +37,9 @@ from .tasks.forms.checks import TaskChecks
 from .tasks.runner import TaskSystem
 from .tasks.task_services import TaskServices
 
+# An input (--set, a batch's column) never hides a built-in (SPEC §11.1); the warning says so.
+NOT_BOUND = "is not bound (a built-in has that name)"
+
 
 class Runtime(TaskServices):
     """A session of the language: definitions persist across `run_source` calls; what its
@@ -272,7 +275,7 @@ class Runtime(TaskServices):
         bound = {}
         for name, value in pairs:
             if name in built_ins:
-                self.warn(f"{flag} '{name}' is not bound (a built-in has that name)")
+                self.warn(f"{flag} '{name}' {NOT_BOUND}")
             else:
                 self.define(name, value)
                 bound[name] = value

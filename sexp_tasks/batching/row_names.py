@@ -15,43 +15,33 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..lang.forms import defined_name, global_definitions
-from ..runtime import Runtime
+from ..runtime import NOT_BOUND, Runtime
 from ..syntax.reader import read
 from ..tasks.library import TaskLibrary
 
 ROW = "row"  # the global holding each row as read
-# SPEC §11.1 words the warning the same for a built-in and a name the program defines: both are
-# names the program means as they are, and scripts reading stderr match one line.
-BUILT_IN = DEFINED = "a built-in has that name"
-
-
 @dataclass(frozen=True)
 class RowNames:
-    """The names a batch must not bind as globals: built-ins, and what its program defines."""
+    """The names a batch must not bind as globals: built-ins, and what its program defines (SPEC
+    §11.1 words the warning the same for both: names the program means as they are)."""
 
     built_ins: frozenset[str]
     defined: frozenset[str]
 
-    def column_reason(self, key: str) -> str | None:
-        """Why row key is not bound as a global; None when it is."""
-        if key in self.built_ins:
-            return BUILT_IN
-        return DEFINED if key in self.defined else None
+    def is_column_bound(self, key: str) -> bool:
+        """Whether row key is bound as a global (it names no built-in and nothing FILE defines)."""
+        return key not in self.built_ins and key not in self.defined
 
     def unbound(self, keys: Iterable[str], set_names: Iterable[str]) -> frozenset[str]:
         """The row keys and --set names (a row's key wins over a --set of the same name) not to bind."""
-        columns = {key for key in keys if self.column_reason(key) is not None}
-        shared = {name for name in set_names if name in self.built_ins}
-        return frozenset(columns | shared)
+        columns = {key for key in keys if not self.is_column_bound(key)}
+        return frozenset(columns | (set(set_names) & self.built_ins))
 
     def warnings(self, keys: Iterable[str], set_names: Iterable[str]) -> list[str]:
         """One warning per --set name and row key not bound (as `warning_line` words it), in order."""
-        lines = [f"--set '{name}' is not bound ({BUILT_IN})" for name in set_names if name in self.built_ins]
-        for key in keys:
-            reason = self.column_reason(key)
-            if reason is not None:
-                lines.append(f"column '{key}' is not bound ({reason}); use (get row \"{key}\")")
-        return lines
+        lines = [f"--set '{name}' {NOT_BOUND}" for name in set_names if name in self.built_ins]
+        unbound = [key for key in keys if not self.is_column_bound(key)]
+        return lines + [f"column '{key}' {NOT_BOUND}; use (get row \"{key}\")" for key in unbound]
 
 
 def row_names(settings: Settings, library: TaskLibrary, program: str, text: str) -> RowNames:
