@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .syntax.source import Span
+from .source import Span
 
 
 class SexpError(Exception):

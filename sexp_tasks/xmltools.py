@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import TemplateError
 from .resources import package_file
-from .syntax.source import Source, Span
+from .source import Source, Span
 
 SCHEMA_PATH = package_file("schemas", "task.xsd")
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, final
 
 from ..errors import ArityError, RecursionDepthError, SexpError, TypeError_, ValueError_
-from ..syntax.source import Span
+from ..source import Span
 from .printer import to_repr
 from .values import CALL_SITE, Frame, HigherOrderPrimitive, Primitive, Procedure, Value, type_name
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ..errors import SexpError
-from ..syntax.source import Span
+from ..source import Span
 from .calls import (
     Closure,
     TailCall,

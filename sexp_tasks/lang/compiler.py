@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from ..errors import SexpError
+from ..source import Span
 from ..syntax.nodes import DictNode, FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol
-from ..syntax.source import Span
 from .calls import nested_too_deeply
 from .callsite import Operand, can_inline, inline_primitive, make_call, make_if
 from .codegen import checked_reference, constant, frame_at, sequence

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import NameError_
+from ..source import Span
 from ..syntax.nodes import Node
-from ..syntax.source import Span
 from .calls import Closure
 from .printer import to_repr
 from .quoting import datum

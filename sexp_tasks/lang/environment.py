@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..errors import FormError, NameError_
+from ..source import Span
 from ..syntax.nodes import Node
-from ..syntax.source import Span
 from .suggest import did_you_mean
 from .values import Value
 

@@ -21,7 +21,7 @@ from typing import Any
 from ..resources import data_dir
 from ..results import COMPLETE, FAILED, TaskResult, from_record, to_record
 from ..run_context import element_path, run_context, within
-from ..syntax.source import Span
+from ..source import Span
 from .store import Store
 
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from ..errors import ReadError
 from ..resources import data_dir
+from ..source import Source, Span
 from .lalr_driver import Action, LalrDriver, Tokens
 from .nodes import Atom, DictNode, Keyword, Literal, Node, Symbol, make_list
 from .numerals import parse_number
-from .source import Source, Span
 from .tables import Terminal, load_tables
 
 MAX_NESTING = 100_000

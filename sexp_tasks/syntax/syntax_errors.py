@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ReadError
-from .source import Source, Span
+from ..source import Source, Span
 
 _CLOSERS = {"(": ")", "{": "}"}
 

@@ -23,8 +23,8 @@ from ..lang.calls import Closure, apply_procedure
 from ..lang.printer import to_json_value
 from ..lang.suggest import did_you_mean
 from ..lang.values import Value
+from ..source import Span
 from ..syntax.nodes import Keyword
-from ..syntax.source import Span
 
 _COMMENT = re.compile(r"^\s*;+ ?")
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeGuard
 
 from ...errors import FormError
+from ...source import Span
 from ...syntax.nodes import FunctionCallNode, Literal, Node
-from ...syntax.source import Span
 from ..calls import Closure
 from ..environment import Scope
 from ..lambda_list import LambdaList, parse_params

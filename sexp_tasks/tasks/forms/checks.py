@@ -16,8 +16,8 @@ from ...lang.calls import Closure
 from ...lang.check import CallCheck, Checker, all_calls
 from ...lang.forms import SpecialForm, global_definitions, walk_clauses
 from ...lang.values import Value
+from ...source import Span
 from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node
-from ...syntax.source import Span
 from ..inputs import missing_inputs, mixed_arguments, too_many_arguments, unknown_inputs
 from ..library import TaskLibrary
 from ..procedure_tools import unknown_tool

@@ -21,8 +21,8 @@ from ...lang.values import Code, Value
 from ...process.script_runner import ScriptRequest, run_script
 from ...results import ScriptResult
 from ...runs.journal import fingerprint
+from ...source import Span
 from ...syntax.nodes import FunctionCallNode, Keyword, Node
-from ...syntax.source import Span
 from ..runner import TaskSystem
 from . import TASK_FORMS
 

@@ -28,8 +28,8 @@ from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Procedure, Value, passed_arguments, type_name
 from ...results import TaskResult
 from ...run_context import operator_defaults
+from ...source import Span
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
-from ...syntax.source import Span
 from ..progress import Progress, progress
 from ..runner import TaskSystem
 from ..task import Task
