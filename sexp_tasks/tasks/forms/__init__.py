@@ -13,6 +13,7 @@ from ...lang.forms import FormRegistry
 from ...lang.interpreter import Interpreter
 from ...lang.primitives import PrimitiveRegistry
 from ...resources import data_dir
+from ...run_context import operator_defaults
 from ..runner import TaskSystem
 from ..task_services import TaskServices
 from ..template_docs import template_docs
@@ -41,6 +42,7 @@ def install(system: TaskSystem, core: Interpreter, ctx: TaskServices | None) -> 
     that is only checked, never run."""
     core.compiler.add_forms(TASK_FORMS)
     TASK_PRIMITIVES.install(core.globals, ctx)
+    core.globals.operator_calls.install(operator_defaults)  # a task reducing gets reduce's defaults
     core.compiler.extend(system)
     core.prelude.add_file(data_dir("stdlib") / "tasks.sexp")
     core.prelude.add_file(data_dir("stdlib") / "loops.sexp")
