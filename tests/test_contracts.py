@@ -1,5 +1,5 @@
 """The import contracts see everything: every module in a layer, the language core knowing nothing
-of the package root but errors, spans and package files, and what the task system adds to the
+of the package root but errors (and spans) and package files, and what the task system adds to the
 core (reduce's context defaults, `*loop-config*`) given per interpreter, never per process."""
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from sexp_tasks.tasks.forms.task_loops import LOOP_CONFIG
 
 CONTRACTS = {
     "Every module in one layer: an import only points down",
-    "The language core knows no task, handler, run, memory, batch, API, REPL or CLI",
-    "The language core imports from the package root only errors, source and resources",
+    "The language core knows no task, handler, process, run, memory, batch, API, REPL or CLI",
+    "The language core imports from the package root only errors and resources",
     "litellm is imported by sexp_tasks.handler.llm alone",
     "tiktoken is imported by sexp_tasks.handler.tokens alone",
     "jsonschema (and its referencing) is imported by sexp_tasks.handler.json_schema alone",
@@ -64,10 +64,10 @@ print(json.dumps([name for name in sys.modules if name.startswith("sexp_tasks.")
 """
 
 
-def test_the_language_core_loads_of_the_package_root_only_errors_source_and_resources() -> None:
+def test_the_language_core_loads_of_the_package_root_only_errors_and_resources() -> None:
     loaded = set(json.loads(run_python(ROOT_MODULES)))
     stages = {"sexp_tasks.syntax", "sexp_tasks.lang"}
-    assert loaded - stages == {"sexp_tasks.errors", "sexp_tasks.source", "sexp_tasks.resources"}
+    assert loaded - stages == {"sexp_tasks.errors", "sexp_tasks.resources"}
 
 
 # A reducer that is not a closure (a task, here a primitive) is called inside the operator hook.

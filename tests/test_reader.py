@@ -6,8 +6,7 @@ import sys
 
 import pytest
 
-from sexp_tasks.errors import ReadError
-from sexp_tasks.source import Source, Span
+from sexp_tasks.errors import ReadError, Source, Span
 from sexp_tasks.syntax.nodes import (
     ArgumentNode,
     DictNode,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sexp_tasks.errors import ReadError
-from sexp_tasks.source import Source, Span
+from sexp_tasks.errors import ReadError, Source, Span
 from sexp_tasks.syntax.nodes import Literal
 from sexp_tasks.syntax.numerals import parse_number
 from sexp_tasks.syntax.reader import atom_node, read

@@ -17,8 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
-from ..errors import SexpError
-from ..source import Span
+from ..errors import SexpError, Span
 from ..syntax.nodes import DictNode, FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol
 from .calls import nested_too_deeply
 from .callsite import Operand, can_inline, inline_primitive, make_call, make_if

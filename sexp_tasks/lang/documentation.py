@@ -21,8 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import NameError_
-from ..source import Span
+from ..errors import NameError_, Span
 from ..syntax.nodes import Node
 from .calls import Closure
 from .printer import to_repr

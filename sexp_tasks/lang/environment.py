@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..errors import FormError, NameError_
-from ..source import Span
+from ..errors import FormError, NameError_, Span
 from ..syntax.nodes import Node
 from .operator_calls import OperatorCalls
 from .suggest import did_you_mean

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import ArityError, FormError
-from ..source import Span
+from ..errors import ArityError, FormError, Span
 from ..syntax.nodes import FunctionCallNode, Keyword, ListNode, Node, Symbol, elements
 from .calls import Closure, expected_count
 from .environment import FIRST_SLOT

@@ -13,8 +13,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import FormError
-from ..source import LibraryFile
+from ..errors import FormError, LibraryFile
 from ..syntax.nodes import FunctionCallNode, Node
 from ..syntax.reader import read
 from .compiler import Compiler

@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from enum import Enum
 from typing import Any, Protocol, TypeAlias
 
-from ..source import Span
+from ..errors import Span
 from ..syntax.nodes import Keyword, Symbol
 
 

@@ -14,9 +14,8 @@ import threading
 from collections.abc import Callable, Collection
 from typing import Any
 
-from ..errors import ReadError
+from ..errors import ReadError, Source, Span
 from ..resources import data_dir
-from ..source import Source, Span
 from .lalr_driver import Action, LalrDriver, Tokens
 from .nodes import Atom, DictNode, Keyword, Literal, Node, Symbol, make_list
 from .numerals import parse_number

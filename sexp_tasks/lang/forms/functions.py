@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeGuard
 
-from ...errors import FormError
-from ...source import Span
+from ...errors import FormError, Span
 from ...syntax.nodes import FunctionCallNode, Literal, Node
 from ..calls import Closure
 from ..environment import Scope

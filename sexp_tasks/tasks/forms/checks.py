@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ...errors import ArityError, SexpError
+from ...errors import ArityError, SexpError, Span
 from ...handler.python_tools import PythonTool
 from ...handler.tool_schema import TOOL_NAME
 from ...handler.tools import TOOL_SCHEMAS
@@ -16,7 +16,6 @@ from ...lang.calls import Closure
 from ...lang.check import CallCheck, Checker, all_calls
 from ...lang.forms import SpecialForm, global_definitions, walk_clauses
 from ...lang.values import Value
-from ...source import Span
 from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node
 from ..inputs import missing_inputs, mixed_arguments, too_many_arguments, unknown_inputs
 from ..library import TaskLibrary

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ...config import Settings
-from ...errors import FormError, TypeError_, ValueError_
+from ...errors import FormError, Span, TypeError_, ValueError_
 from ...lang.forms import walk_all_clauses
 from ...lang.printer import to_repr
 from ...lang.suggest import did_you_mean
@@ -21,7 +21,6 @@ from ...lang.values import Code, Value
 from ...process.script_runner import ScriptRequest, run_script
 from ...results import ScriptResult
 from ...runs.journal import fingerprint
-from ...source import Span
 from ...syntax.nodes import FunctionCallNode, Keyword, Node
 from ..runner import TaskSystem
 from . import TASK_FORMS

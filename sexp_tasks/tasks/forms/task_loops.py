@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...errors import FormError, SexpError, TypeError_
+from ...errors import FormError, SexpError, Span, TypeError_
 from ...lang.calls import apply_procedure
 from ...lang.dynamic import DynamicVariable
 from ...lang.forms import walk_all_clauses
@@ -28,7 +28,6 @@ from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Procedure, Value, passed_arguments, type_name
 from ...results import TaskResult
 from ...run_context import operator_defaults
-from ...source import Span
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
 from ..progress import Progress, progress
 from ..runner import TaskSystem
