@@ -13,9 +13,9 @@ from typing import Any
 
 from .errors import UsageError
 from .generation import GenerationError, check_generation, merge_generation
+from .lang.deepstack import DEFAULT_RECURSION_LIMIT
 from .redact import mask_url, provider_key_set
 
-DEFAULT_RECURSION_LIMIT = 10_000
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

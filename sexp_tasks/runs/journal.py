@@ -18,10 +18,10 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
+from ..errors import Span
 from ..resources import data_dir
 from ..results import COMPLETE, FAILED, TaskResult, from_record, to_record
 from ..run_context import element_path, run_context, within
-from ..syntax.source import Span
 from .store import Store
 
 
