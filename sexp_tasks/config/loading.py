@@ -72,6 +72,8 @@ def load_settings(directory: Path, given: Mapping[str, Any], *, from_api: bool =
     not given): a command's flags, or with from_api the Python API's keywords, which are checked
     before sexp.toml is read. Each value's source is in Settings.sources; a bad value is a
     UsageError."""
+    # The API's keywords are checked before sexp.toml is read, a command's flags after it: which
+    # error comes first when both are bad, as the two doors always did.
     early = _accepted(given, from_api) if from_api else None
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -81,9 +83,9 @@ def load_settings(directory: Path, given: Mapping[str, Any], *, from_api: bool =
         values.update(_read_toml(toml_path, warnings))
         sources.update(dict.fromkeys(values, TOML))
     for row in SETTINGS:
-        text = os.environ.get(row.env) if row.env else None
-        if not text or row.env is None:
+        if row.env is None or not os.environ.get(row.env):
             continue
+        text = os.environ[row.env]
         value = tuple(text.split(os.pathsep)) if list in row.types else text
         if row.ranked is None:
             _in_range(row, value, row.env)
