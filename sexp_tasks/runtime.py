@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from .config import Settings
+from .config import Settings, override
 from .diagnostics import log_line, warning_line
 from .errors import FileError, OutputClosed, RunError, SexpError
 from .lang.check import check_forms
@@ -254,6 +254,14 @@ class Runtime(TaskServices):
         if memory.size() == 0:
             return None
         return [found.path for found in memory.relevant(query, limit)]
+
+    def override_settings(self, **given: object) -> Settings:
+        """Settings given by name, checked and ranking as a command's flags do (config.override),
+        for the task calls to come (the REPL's `:model` is `--model`); the settings now in force.
+        What was built from the settings at the start (the workspace, the mock replies, the
+        recursion limit) keeps them."""
+        self.settings = self.tasks.settings = override(self.settings, given)
+        return self.settings
 
     def define(self, name: str, value: Value) -> None:
         """Bind a global (for --set)."""

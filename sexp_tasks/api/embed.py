@@ -8,9 +8,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from ..config import SHOWN_SETTINGS, TOML_KEYS, Settings, check_setting, check_type, load_settings
+from ..config import Settings, load_settings
 from ..errors import ReadError, RecursionDepthError, SettingsError, TypeError_, UsageError
-from ..generation import GenerationError, check_generation
 from ..handler.python_tools import python_tool
 from ..handler.tools import TOOL_SCHEMAS
 from ..lang.deepstack import run_with_deep_stack
@@ -25,13 +24,9 @@ __all__ = ["Session", "TaskResult", "run", "run_file"]
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
-# The settings a session takes: the sexp.toml keys, the mock, cassette and quiet ones.
-KNOWN_SETTINGS = (*SHOWN_SETTINGS, "quiet")
 # How many Session.call calls made from inside a running program (a tool's) enclose the code
 # running now: each is a level of nesting, limited by max_depth as subtasks are.
 _NESTED_CALLS: ContextVar[int] = ContextVar("sexp_nested_calls", default=0)
-# The API's settings that are flags' fields: they rank as `--model` and `--templates` do (SPEC §11.1).
-_AS_FLAGS = {"model": "model_override", "templates": "template_flags"}
 
 
 def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settings:
@@ -39,33 +34,10 @@ def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settin
     environment, then the given keyword settings, checked as flags are and ranking as they do:
     `model=` wins over a template's <model> as `--model` does, `templates=` adds directories
     loaded last as `--templates` does, `generation=` adds to sexp.toml's table key by key."""
-    unknown = sorted(set(given) - set(KNOWN_SETTINGS))
-    if unknown:
-        raise SettingsError(f"unknown setting '{unknown[0]}'; known settings: {', '.join(KNOWN_SETTINGS)}")
-    overrides = {key: _templates(value) if key == "templates" else value for key, value in given.items()}
     try:
-        for key, value in overrides.items():
-            if value is None:
-                continue  # not given
-            if key in TOML_KEYS:
-                check_type(key, list(value) if isinstance(value, tuple) else value, f"'{key}'")
-            if key == "quiet" and not isinstance(value, bool):
-                raise SettingsError(f"'quiet' has the wrong type ({type(value).__name__}); True or False")
-            if key == "generation":  # checked as sexp.toml's [generation] table is
-                overrides[key] = check_generation(value)
-            # named as the caller named it, not as the flag; templates are directories as --templates'
-            check_setting("template_flags" if key == "templates" else key, value, key)
-        flags = {_AS_FLAGS.get(key, key): value for key, value in overrides.items()}
-        return load_settings(directory or Path.cwd(), flags)
-    except (UsageError, GenerationError) as err:
+        return load_settings(directory or Path.cwd(), given, from_api=True)
+    except UsageError as err:
         raise SettingsError(str(err)) from None
-
-
-def _templates(value: Any) -> Any:
-    """A list of template directories as a tuple of paths (a single path is one directory)."""
-    if isinstance(value, (str, Path)):
-        return (str(value),)
-    return tuple(map(str, value)) if isinstance(value, (list, tuple)) else value
 
 
 class Session:

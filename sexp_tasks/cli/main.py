@@ -35,7 +35,7 @@ from .bindings import parse_bindings
 from .doc_commands import add_doc_parser, doc_command
 from .program_file import read_program
 from .project_commands import CONFIG_HELP, INIT_HELP, config_command, init_command
-from .setting_options import add_setting_options
+from .setting_options import add_setting_options, given_settings
 from .stdout import discard_stdout, guard_stdout
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -214,18 +214,18 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "init":
         return _guarded(args, lambda: init_command(args.directory))
     if args.command in ("check", "doc"):
-        checking = _settings(cwd, {"template_flags": tuple(args.templates) or None})
+        checking = _settings(cwd, given_settings(args))
         if args.command == "doc":
             return _guarded(args, lambda: doc_command(args.name, args.long, checking))
         return _guarded(args, lambda: _check(args.files, checking))
     if args.command in (None, "repl"):
         from ..repl import start
 
-        return start(load_settings(cwd, _overrides(args)), debug=args.debug)  # it shows the warnings
+        return start(load_settings(cwd, given_settings(args)), debug=args.debug)  # it shows the warnings
     if args.command in ("runs", "trace"):
         from .run_commands import prune_command, runs_command, trace_command
 
-        store = _settings(cwd, {"store": args.store})
+        store = _settings(cwd, given_settings(args))
         if args.command == "runs" and (args.prune or args.older_than is not None):
             if not args.prune:
                 raise UsageError("--older-than needs --prune")
@@ -241,17 +241,14 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "tasks":
         from .task_commands import render_command, run_tasks_command
 
-        settings = _settings(
-            cwd,
-            {"template_flags": tuple(args.templates) or None, "model_override": getattr(args, "model", None)},
-        )
+        settings = _settings(cwd, given_settings(args))  # render's --model is run's
         if args.action == "render":
             sets = (args.set, args.set_str)
             return _guarded(args, lambda: render_command(settings, args.name, *sets, as_json=args.json))
         operands = {"show": lambda: [args.name], "validate": lambda: args.paths, "match": lambda: args.text}
         action = args.action
         return _guarded(args, lambda: run_tasks_command(action, operands.get(action, list)(), settings))
-    settings = _settings(cwd, _overrides(args))
+    settings = _settings(cwd, given_settings(args))
     if args.command == "config":
         return _guarded(args, lambda: config_command(settings, args.json))
     if args.command == "batch":
@@ -285,23 +282,6 @@ def _settings(cwd: Path, overrides: dict[str, Any]) -> Settings:
         if not settings.quiet:
             report(warning_line(warning))
     return settings
-
-
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "model_override": args.model,
-        "template_flags": tuple(args.templates) or None,
-        "mock_responses": args.mock_responses,
-        "record": getattr(args, "record", None),
-        "replay": getattr(args, "replay", None),
-        "store": args.store,
-        "workspace": args.workspace,
-        "max_cost_usd": args.max_cost,
-        "script_user": args.script_user,
-        "max_retries": args.max_retries,
-        "request_timeout": args.request_timeout,
-        "quiet": getattr(args, "quiet", False) or None,
-    }
 
 
 def _guarded(

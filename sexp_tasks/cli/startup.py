@@ -75,7 +75,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=True,
     ),
     "tomllib": Lazy(
-        ("sexp_tasks.config",),
+        ("sexp_tasks.config.loading",),
         "reading sexp.toml, when there is one: 3 ms",
         program=True,
     ),

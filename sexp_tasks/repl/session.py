@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -75,10 +74,8 @@ class Session:
         self.runtime = self._new_runtime()
 
     def set_model(self, model: str) -> None:
-        """The model for every later task call that names none (like --model)."""
-        self.settings = replace(self.settings, model_override=model)
-        self.runtime.settings = self.settings
-        self.runtime.tasks.settings = self.settings
+        """The model for every later task call that names none, given as --model gives it."""
+        self.settings = self.runtime.override_settings(model=model)
 
     def close(self) -> None:
         """Release the run store."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -140,7 +139,8 @@ class TaskSystem:
 
     # Running ----------------------------------------------------------------------------------
     def model_for(self, template: TaskTemplate, call_model: str | None) -> str:
-        """Call-site model > --model or model= > the template's <model> > SEXP_MODEL > sexp.toml."""
+        """Call-site model > --model, model= or :model (model_override) > the template's <model> >
+        SEXP_MODEL or sexp.toml's (model)."""
         for model in (call_model, self.settings.model_override, template.model, self.settings.model):
             if model:
                 return str(model)
@@ -220,7 +220,7 @@ class TaskSystem:
         )
         config = HandlerConfig(
             model=model,
-            api_base=self.settings.api_base or os.environ.get("SEXP_API_BASE") or None,
+            api_base=self.settings.api_base or None,  # SEXP_API_BASE is config's to read
             provider=template.provider,
             max_turns=int(template.limits.get("max_turns", self.settings.max_turns)),
             max_tool_calls_per_turn=self.settings.max_tool_calls_per_turn,
