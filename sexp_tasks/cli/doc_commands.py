@@ -34,8 +34,8 @@ def register(commands: Commands) -> None:
 
 def run_doc(args: argparse.Namespace, cwd: Path) -> int:
     """`sexp doc [NAME]`, with the templates of the settings and --templates."""
-    checking = command_settings(cwd, {"template_flags": tuple(args.templates) or None})
-    return guarded(args, lambda: doc_command(args.name, args.long, checking))
+    settings = command_settings(cwd, {"template_flags": tuple(args.templates) or None})
+    return guarded(args, lambda: doc_command(args.name, args.long, settings))
 
 
 def doc_command(name: str | None, long: bool, settings: Settings) -> int:

@@ -32,16 +32,16 @@ if TYPE_CHECKING:
 
 def register(commands: Commands) -> None:
     """Declare `sexp run` and `sexp eval` among commands."""
-    run = commands.add_parser("run", help="run a .sexp program")
-    run.add_argument("file", help="the program")
-    _program_options(run)
-    _run_options(run)
-    run.set_defaults(run=run_file)
+    run_parser = commands.add_parser("run", help="run a .sexp program")
+    run_parser.add_argument("file", help="the program")
+    _program_options(run_parser)
+    _run_options(run_parser)
+    run_parser.set_defaults(run=run_file)
 
-    evaluate = commands.add_parser("eval", help="evaluate an expression and print its value")
-    evaluate.add_argument("expression", help="the program text: one or more forms")
-    _program_options(evaluate)
-    evaluate.set_defaults(run=evaluate_expression)
+    eval_parser = commands.add_parser("eval", help="evaluate an expression and print its value")
+    eval_parser.add_argument("expression", help="the program text: one or more forms")
+    _program_options(eval_parser)
+    eval_parser.set_defaults(run=evaluate_expression)
 
 
 def _program_options(parser: CommandParser) -> None:
