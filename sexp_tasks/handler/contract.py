@@ -19,8 +19,8 @@ from .replay import Cassette, MockScript
 if TYPE_CHECKING:
     from .python_tools import PythonTool
 
-# A model turn's send: its answer, and the request as sent (without a refused response_format).
-Sending = Callable[[], tuple[ModelAnswer, ModelRequest]]
+# A model turn's answer, and the request as sent (without a response_format that was dropped).
+Sent = tuple[ModelAnswer, ModelRequest]
 
 BASE_SYSTEM_PROMPT = "You are a careful assistant that completes one well-defined task at a time."
 
@@ -100,7 +100,7 @@ class HandlerServices:
     record_tool: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = None
     # Makes a model turn (its request, and send: the answer and the request as sent) a journaled
     # turn of the run; what send gave, or what the run's store kept for the turn.
-    record_turn: Callable[[ModelRequest, Sending], tuple[ModelAnswer, ModelRequest]] | None = None
+    record_turn: Callable[[ModelRequest, Callable[[], Sent]], Sent] | None = None
     # An answer for a request without sending it (reused from an earlier run or cached, its
     # source set), or None: send it. Filled by --reuse and --cache.
     ready_answer: Callable[[ModelRequest], ModelAnswer | None] | None = None

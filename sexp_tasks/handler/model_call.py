@@ -18,16 +18,13 @@ from typing import Any
 
 from ..results import TaskError, round_cost
 from . import llm
-from .contract import HandlerConfig, HandlerServices
+from .contract import HandlerConfig, HandlerServices, Sent
 from .cost import call_reservation
 from .llm import MockReply
 from .model_request import ModelAnswer, ModelRequest
 from .provider_errors import ProviderError
 from .retries import Attempts, Deadline, failure
 from .structured import refusal_warning, send_with_schema_fallback
-
-# A turn's answer, and the request as sent (without a response_format that was dropped).
-Sent = tuple[ModelAnswer, ModelRequest]
 
 
 class CallFailed(Exception):
