@@ -21,7 +21,7 @@ from typing import Any
 from ..config import Settings
 from ..diagnostics import failed_result_line, format_failure
 from ..handler.cost import CostBudget
-from ..handler.llm import ModelReply
+from ..handler.model_request import ModelAnswer
 from ..handler.replay import Cassette
 from ..lang.deepstack import deep_recursion
 from ..lang.printer import to_json
@@ -109,12 +109,12 @@ class RowBudget(CostBudget):
     def reserve(self, estimate: float, bound: float | None = None) -> TaskError | None:
         return self.shared.reserve(estimate, bound)
 
-    def settle(self, reserved: float, reply: ModelReply | None) -> None:
+    def settle(self, reserved: float, reply: ModelAnswer | None) -> None:
         self.shared.settle(reserved, reply)
         if reply is not None:
             super().spend(reply)
 
-    def spend(self, reply: ModelReply) -> None:
+    def spend(self, reply: ModelAnswer) -> None:
         self.shared.spend(reply)
         super().spend(reply)
 

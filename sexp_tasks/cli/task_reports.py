@@ -85,8 +85,9 @@ def render_command(settings: Settings, name: str, sets: list[str], set_strs: lis
     if not settings.quiet:
         for warning in rendered.warnings:
             report(warning_line(f"{name}: {warning}"))
+    request = rendered.request.as_record()
     if as_json:
-        print(scrub(json.dumps(rendered.request, ensure_ascii=False)))
+        print(scrub(json.dumps(request, ensure_ascii=False)))
     else:
-        print(scrub("\n".join(format_request(rendered.request))))
+        print(scrub("\n".join(format_request(request))))
     return EXIT_OK

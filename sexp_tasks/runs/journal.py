@@ -86,17 +86,25 @@ class Journal:
             return f"{base}#{count}", self._seq
 
     def record(
-        self, kind: str, name: str, span: Span | str | None, request: str, perform: Callable[[], TaskResult]
+        self,
+        kind: str,
+        name: str,
+        span: Span | str | None,
+        request: str | tuple[str, ...],
+        perform: Callable[[], TaskResult],
     ) -> TaskResult:
         """perform()'s result, journaled; from the store instead when resuming a completed step.
 
-        `request` is the step's fingerprint: a step whose request changed is run again. A
-        FAILED step is never reused.
+        `request` is the step's fingerprint: a step whose request changed is run again. Several
+        are the fingerprints a resumed step is accepted under (an earlier version's key too); the
+        first is written. A FAILED step is never reused.
         """
+        accepted = (request,) if isinstance(request, str) else request
+        request = accepted[0]
         key, seq = self._next_key(span if isinstance(span, str) else site_of(span, self.root))
         if self.resuming:
             done = self.store.step(self.run_id, key)
-            if done is not None and done["status"] == COMPLETE and done["fingerprint"] == request:
+            if done is not None and done["status"] == COMPLETE and done["fingerprint"] in accepted:
                 stored = _stored_result(done["result"])
                 if stored is not None:  # else the store's copy is unreadable: run the step again
                     with self._lock:

@@ -15,6 +15,7 @@ from ..generation import merge_generation
 from ..handler.contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
+from ..handler.model_request import ModelAnswer, ModelRequest
 from ..handler.python_tools import PythonTool
 from ..handler.replay import Cassette
 from ..handler.retries import request_limits
@@ -52,9 +53,9 @@ class PreparedCall:
 
 @dataclass(frozen=True)
 class Rendered:
-    """What a call would send (request.model_request), and the warnings building it gave."""
+    """The request a call would send first, and the warnings building it gave."""
 
-    request: dict[str, Any]
+    request: ModelRequest
     warnings: list[str]
 
 
@@ -219,7 +220,6 @@ class TaskSystem:
             model=model,
         )
         config = HandlerConfig(
-            model=model,
             api_base=self.settings.api_base or None,  # SEXP_API_BASE is config's to read
             provider=template.provider,
             max_turns=int(template.limits.get("max_turns", self.settings.max_turns)),
@@ -327,11 +327,14 @@ class TaskSystem:
                 self._services = make_handler_services(self, self._mock, self._warn)
         return self._services
 
-    def record_turn(self, request: dict[str, Any], schemas: Any, send: Callable[[], Any]) -> Any:
-        """A model call of a task: send, or a journaled turn keeping its request when the run is recorded."""
+    def record_turn(
+        self, request: ModelRequest, send: Callable[[], tuple[ModelAnswer, ModelRequest]]
+    ) -> tuple[ModelAnswer, ModelRequest]:
+        """A model turn of a task: send (its answer and the request as sent), or a journaled turn
+        keeping them when the run is recorded."""
         if self.journal is None:
             return send()
-        return journaled_turn(self.journal, request, schemas, send)
+        return journaled_turn(self.journal, request, send)
 
     def record_tool(self, name: str, arguments: dict[str, Any], run: Callable[[], str]) -> str:
         """A model's tool call: run, or a journaled step when the run is recorded."""
