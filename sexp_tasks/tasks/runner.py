@@ -6,7 +6,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -20,8 +20,8 @@ from ..handler.python_tools import PythonTool
 from ..handler.retries import request_limits
 from ..lang.values import Value
 from ..resources import data_dir
-from ..results import FAILED, TaskError, TaskResult, record_verdict
-from ..run_context import run_context, within
+from ..results import FAILED, TaskResult, record_verdict
+from ..run_context import run_context
 from ..runs.journal import Journal, fingerprint
 from ..runs.recording import CassetteSlot, Run, current_run
 from ..runs.store import Store
@@ -29,13 +29,13 @@ from .context import ContextError, inherited_context, resolve
 from .given_files import MemoryQuery, command_listing, file_stamps, gather_files
 from .handler_services import make_handler_services, read_mock_script
 from .history import History
-from .inputs import InputError, prepare_inputs, substitute
+from .inputs import InputError, substitute
 from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
 from .library import TaskLibrary
 from .matching import match_templates
 from .procedure_tools import resolve_tools
 from .reserved import CallOptions, read_options
-from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs
+from .subtasks import spawn_subtask
 from .task import Task, bind_named, input_failure
 from .template import TaskTemplate, check_json_schema
 
@@ -73,19 +73,18 @@ class TaskSystem:
         *,
         library: TaskLibrary | None = None,
         memory_query: MemoryQuery | None = None,
-        unrecorded: Run | None = None,
     ) -> None:
         """err: the runtime's standard error, where ask_user asks and loops draw their progress;
         library: the templates (a batch row's copy of the batch's; default: none loaded yet);
-        memory_query: the Memory System, for fresh context; unrecorded: the budget and cassette of
-        calls made outside any run (default: their own, from settings)."""
+        memory_query: the Memory System, for fresh context."""
         self.settings = settings
         self.err = err or sys.stderr
         self.library = library if library is not None else TaskLibrary(warn)
         self._tasks: dict[str, Task] = {}
         self._services: tuple[Run, Any] | None = None  # the HandlerServices of the last run asked
         self._warn = warn
-        self.unrecorded = unrecorded or Run(
+        # the budget and cassette of calls made outside any run (the REPL's and the API's runs too)
+        self.unrecorded = Run(
             CostBudget(settings.max_cost_usd), CassetteSlot.of(settings.record, settings.replay)
         )
         self._making_services = threading.Lock()
@@ -370,63 +369,13 @@ class TaskSystem:
             return send()
         return journaled_turn(journal, request, schemas, send)
 
+    def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
+        """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
+        return spawn_subtask(self, arguments)
+
     def record_tool(self, name: str, arguments: dict[str, Any], run: Callable[[], str]) -> str:
         """A model's tool call: run, or a journaled step when the run is recorded."""
         journal = self.journal
         if journal is None:
             return run()
         return journaled_tool(journal, Path(self.settings.workspace), name, arguments, run)
-
-    # Subtasks ---------------------------------------------------------------------------------
-    def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
-        """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
-        here = run_context()
-        chain = here.subtasks
-        depth = len(chain) + 1
-        try:
-            request = SubtaskRequest.from_arguments(arguments)
-        except BadRequest as err:
-            return _subtask_failure(f"the subtask request is malformed: {err}", arguments, depth)
-        key = fingerprint(request.to_dict())
-        if depth > self.settings.max_depth:
-            return _subtask_failure(
-                f"subtasks may nest at most {self.settings.max_depth} deep (max_depth)",
-                request.to_dict(),
-                depth,
-            )
-        if key in chain:
-            return _subtask_failure(
-                "the same request is already running further up the chain (a cycle)", request.to_dict(), depth
-            )
-        template = choose_template(request, self.library.get, self.library.templates.values(), self.match)
-        if template is None:
-            return _subtask_failure(
-                f"no template fits the request {request.description!r}", request.to_dict(), depth
-            )
-        try:
-            inputs = prepare_inputs(template, subtask_inputs(template, request))
-        except InputError as err:
-            return _subtask_failure(str(err), request.to_dict(), depth)
-        with within(replace(here, subtasks=(*chain, key))):
-            reserved: dict[str, Value] = {"files": list(request.file_paths)} if request.file_paths else {}
-            site = f"{here.step or '?'}/subtask"
-            result = self.run(template, inputs, reserved, operator="subtask", site=site)
-        if result.failed and not (result.error and result.error.reason == "subtask_failure"):
-            message = result.error.summary() if result.error else "failed"
-            return _subtask_failure(f"subtask '{template.name}' failed: {message}", request.to_dict(), depth)
-        return result
-
-
-def _subtask_failure(message: str, request: dict[str, Any], depth: int) -> TaskResult:
-    """FAILED TASK_FAILURE subtask_failure with the request, the error and the depth."""
-    return TaskResult(
-        content="",
-        status=FAILED,
-        notes={"template": "spawn_subtask"},
-        error=TaskError(
-            "TASK_FAILURE",
-            message,
-            reason="subtask_failure",
-            details={"request": request, "error": message, "depth": depth},
-        ),
-    )
