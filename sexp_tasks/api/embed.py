@@ -86,9 +86,8 @@ class Session:
         try:
             return to_python(_deep(lambda: self._runtime.run_recorded(target, text, given, resume)))
         finally:
-            journal = self._runtime.tasks.journal
-            self.run_id = journal.run_id if journal is not None else self.run_id
-            self._runtime.tasks.journal = None  # later calls are not part of that run
+            run = self._runtime.run
+            self.run_id = run.run_id if run is not None and run.journal is not None else self.run_id
 
     def define(self, name: str, value: Any) -> None:
         """Bind name to a Python value, or to a callable the program can call (with `:key value`
@@ -134,7 +133,7 @@ class Session:
         if fn is None:
             return lambda given: self.tool(given, name)
         tool = python_tool(fn, name, lambda known: known in TOOL_SCHEMAS)
-        self._runtime.tasks.python_tools[tool.name] = tool
+        self._runtime.tasks.add_python_tool(tool)
         return fn
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:

@@ -156,13 +156,15 @@ def _can_draw(out: TextIO) -> bool:
 def report_spending(runtime: Runtime) -> None:
     """`run: <id> <n> model calls, <tokens> tokens, $<cost>, <seconds> s` on stderr, when the
     recorded run made model calls (mock, replayed and real ones alike) and is not quiet."""
-    journal = runtime.tasks.journal
-    made = runtime.tasks.budget.made
-    if journal is None or not made.calls or runtime.settings.quiet:
+    run = runtime.run
+    if run is None or run.journal is None or runtime.settings.quiet:
+        return
+    made = run.budget.made
+    if not made.calls:
         return
     line = (
-        f"run: {journal.run_id} {made.calls} model calls, {made.tokens} tokens, "
-        f"{format_cost(made.cost_usd)}, {runtime.run_seconds:.1f} s"
+        f"run: {run.run_id} {made.calls} model calls, {made.tokens} tokens, "
+        f"{format_cost(made.cost_usd)}, {run.seconds:.1f} s"
     )
     runtime.err.write(line + "\n")
     runtime.err.flush()
