@@ -48,6 +48,7 @@ class Settings:
     record: str | None = None  # a cassette to write every model call to
     replay: str | None = None  # a cassette to answer every model call from
     quiet: bool = False
+    cache: bool = False  # answer a request from the store's answer cache, keep each paid answer there
     # The workspace file api_base came from ("./sexp.toml" or "./.env"; None when the user's own
     # environment or a flag gave it): a call that goes there warns once (api_base_warning).
     api_base_origin: str | None = None
@@ -81,6 +82,7 @@ _TOML_TYPES: dict[str, tuple[type, ...]] = {
     "max_depth": (int,),
     "max_retries": (int,),
     "request_timeout": (float, int),
+    "cache": (bool,),
     "generation": (dict,),
 }
 
@@ -253,7 +255,8 @@ def check_setting(key: str, value: Any, label: str) -> Any:
 
 def check_type(key: str, value: Any, label: str) -> None:
     """A UsageError naming label when value has not the type sexp.toml key takes."""
-    if not isinstance(value, _TOML_TYPES[key]) or isinstance(value, bool):
+    types = _TOML_TYPES[key]
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
         raise UsageError(f"{label} has the wrong type ({type(value).__name__})")
 
 

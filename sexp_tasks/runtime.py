@@ -28,6 +28,7 @@ from .memory.memory_primitives import MEMORY_PRIMITIVES
 from .memory.system import MemorySystem
 from .process.workspace import READ_LIMIT, Workspace
 from .results import TaskResult
+from .runs.answers import ReusedTurns
 from .runs.journal import Journal, new_run_id, program_hash
 from .runs.store import Store, kept_json
 from .syntax.nodes import Node
@@ -103,11 +104,19 @@ class Runtime(TaskServices):
             self._loading.pop()
 
     def run_recorded(
-        self, path: Path, text: str, inputs: dict[str, Value], resume: str | None = None, force: bool = False
+        self,
+        path: Path,
+        text: str,
+        inputs: dict[str, Value],
+        resume: str | None = None,
+        force: bool = False,
+        reuse: str | None = None,
     ) -> Value:
         """Run a program file as a recorded run (or resume one); a program that does not read
-        or compile is no run."""
+        or compile is no run. reuse: a new run whose model turns that ask what a turn of the run
+        reuse recorded asked take that turn's answer (SPEC §11.2)."""
         codes = [self.compiler.compile(form, None) for form in read(text, str(path))]
+        self.tasks.answers.reuse = None if reuse is None else self._reused_turns(reuse)
         self._run_time = (time.monotonic(), None)
         if resume is None:
             self.start_run(str(path), text, inputs)
@@ -124,8 +133,21 @@ class Runtime(TaskServices):
             raise
         finally:
             self._loading.pop()
+            self.tasks.answers.reuse = None  # later runs of the session reuse nothing
             self.end_run(status)
             self._run_time = (self._run_time[0], time.monotonic())
+
+    def _reused_turns(self, run_id: str) -> ReusedTurns:
+        """The completed model turns of run_id, read from the store (a RunError for a run it
+        does not hold, as --resume's)."""
+        store = self._open_store(create=False)
+        try:
+            turns = ReusedTurns.of_run(store, run_id)
+        finally:
+            store.close()
+        if turns is None:
+            raise RunError(f"unknown run '{run_id}' in {self.settings.store}")
+        return turns
 
     # Recording ----------------------------------------------------------------------------
     def start_run(self, program: str, text: str, inputs: dict[str, Value], run_id: str | None = None) -> str:

@@ -76,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a .sexp program")
     run.add_argument("file", help="the program")
     _program_options(run)
-    run.add_argument("--resume", metavar="RUN_ID", help="re-run, answering completed steps from the store")
+    again = run.add_mutually_exclusive_group()
+    again.add_argument("--resume", metavar="RUN_ID", help="re-run, answering completed steps from the store")
+    again.add_argument("--reuse", metavar="RUN_ID", help="a new run, answering what RUN_ID also asked")
     run.add_argument("--force", action="store_true", help="with --resume: resume an edited program")
 
     evaluate = commands.add_parser("eval", help="evaluate an expression and print its value")
@@ -133,7 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     trace = commands.add_parser("trace", help="show a run's tree of steps")
     trace.add_argument("run_id", metavar="RUN_ID", help="the run's id, as `sexp runs` lists it")
     trace.add_argument("--full", action="store_true", help="show each model call's request and answer")
-    for sub in (runs, trace):
+    cache = commands.add_parser("cache", help="the model answers --cache keeps in the store")
+    actions = cache.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    clear = actions.add_parser("clear", help="remove every cached answer; print how many")
+    for sub in (runs, trace, clear):
         sub.add_argument("--json", action="store_true", help="print JSON")
         sub.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
 
@@ -222,10 +227,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         from ..repl import start
 
         return start(load_settings(cwd, _overrides(args)), debug=args.debug)  # it shows the warnings
-    if args.command in ("runs", "trace"):
-        from .run_commands import prune_command, runs_command, trace_command
+    if args.command in ("runs", "trace", "cache"):
+        from .run_commands import cache_clear_command, prune_command, runs_command, trace_command
 
         store = _settings(cwd, {"store": args.store})
+        if args.command == "cache":
+            return _guarded(args, lambda: cache_clear_command(store, args.json))
         if args.command == "runs" and (args.prune or args.older_than is not None):
             if not args.prune:
                 raise UsageError("--older-than needs --prune")
@@ -241,10 +248,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "tasks":
         from .task_commands import render_command, run_tasks_command
 
-        settings = _settings(
-            cwd,
-            {"template_flags": tuple(args.templates) or None, "model_override": getattr(args, "model", None)},
-        )
+        flags = {"template_flags": tuple(args.templates) or None}
+        settings = _settings(cwd, flags | {"model_override": getattr(args, "model", None)})
         if args.action == "render":
             sets = (args.set, args.set_str)
             return _guarded(args, lambda: render_command(settings, args.name, *sets, as_json=args.json))
@@ -273,7 +278,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         if started:  # the run's summary line comes last
             from .run_commands import report_spending
 
-            report_spending(started[0])
+            report_spending(started[0], args.reuse)
         return status
     return _guarded(args, lambda: _run(args, settings, args.expression, None, print_nil=True))
 
@@ -281,9 +286,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 def _settings(cwd: Path, overrides: dict[str, Any]) -> Settings:
     """The settings of a command, its sexp.toml's warnings reported (unless --quiet)."""
     settings = load_settings(cwd, overrides)
-    for warning in settings.warnings:
-        if not settings.quiet:
-            report(warning_line(warning))
+    for warning in () if settings.quiet else settings.warnings:
+        report(warning_line(warning))
     return settings
 
 
@@ -301,6 +305,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "max_retries": args.max_retries,
         "request_timeout": args.request_timeout,
         "quiet": getattr(args, "quiet", False) or None,
+        "cache": args.cache,
     }
 
 
@@ -343,7 +348,7 @@ def _run(
     if path is None:
         value = runtime.run_source(text, "<eval>")
     else:
-        value = runtime.run_recorded(path, text, bound, args.resume, args.force)
+        value = runtime.run_recorded(path, text, bound, args.resume, args.force, args.reuse)
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
     failure = failed_result_line(value)
     if failure is not None:
@@ -367,15 +372,9 @@ def _check(files: list[str], settings: Settings) -> int:
     status = EXIT_OK
     for name in files:
         try:
-            text = read_program(Path(name), name)
-        except UsageError as err:
-            report(error_line(str(err)))
-            status = max(status, EXIT_USAGE)
-            continue
-        try:
-            forms = read(text, name)
-        except ReadError as err:
-            report(format_error(err))
+            forms = read(read_program(Path(name), name), name)
+        except (UsageError, ReadError) as err:  # no such file, too large; or it does not read
+            report(error_line(str(err)) if isinstance(err, UsageError) else format_error(err))
             status = max(status, EXIT_USAGE)
             continue
         problems = program_checker(settings, Path(name))(forms)

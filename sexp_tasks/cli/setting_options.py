@@ -16,6 +16,7 @@ SETTING_HELP = {
     "script_user": "run scripts as USER (sexp running as root; see docs/security.md)",
     "max_retries": "send a rate-limited or failed model request again at most N times (default 4)",
     "request_timeout": "seconds a model request may take (default 600)",
+    "cache": "answer a model request asked before from the store's answer cache; keep each paid answer there",
 }
 
 
@@ -35,3 +36,4 @@ def add_setting_options(parser: argparse.ArgumentParser, **help: str) -> None:
     parser.add_argument("--script-user", metavar="USER", help=text["script_user"])
     parser.add_argument("--max-retries", type=int, metavar="N", help=text["max_retries"])
     parser.add_argument("--request-timeout", type=float, metavar="SECONDS", help=text["request_timeout"])
+    parser.add_argument("--cache", action="store_true", default=None, help=text["cache"])

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cost import CostBudget
+from .model_request import ModelAnswer, ModelRequest
 from .replay import Cassette, MockScript
 
 if TYPE_CHECKING:
@@ -101,3 +102,7 @@ class HandlerServices:
     python_tools: dict[str, PythonTool] = field(default_factory=dict)
     # Called just before a model call goes over the network (not a mock's, not a replayed one).
     before_sending: Callable[[], None] = field(default=lambda: None)
+    # SPEC §11.2, asked after a cassette's replay and before sending: a reused or cached answer
+    # (its source set), or None: send the request. Then keep_answer gets each paid answer.
+    ready_answer: Callable[[ModelRequest], ModelAnswer | None] | None = None
+    keep_answer: Callable[[ModelRequest, ModelAnswer], None] | None = None

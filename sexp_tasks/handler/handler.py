@@ -9,6 +9,7 @@ from typing import Any
 from ..lang.values import parse_json_text
 from ..results import COMPLETE, FAILED, TaskError, TaskResult, round_cost
 from . import llm, structured, tokens
+from .answer_hook import keep_reply, ready_reply
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
 from .cost import call_reservation
 from .file_reader import file_block
@@ -203,12 +204,8 @@ class Handler:
                 self.partial,
             )
         if not isinstance(arguments, dict):
-            raise _Stop(
-                TaskError(
-                    "INVALID_OUTPUT", f"the arguments of tool call {call['name']!r} are not a JSON object"
-                ),
-                self.partial,
-            )
+            message = f"the arguments of tool call {call['name']!r} are not a JSON object"
+            raise _Stop(TaskError("INVALID_OUTPUT", message), self.partial)
         if call["name"] == "spawn_subtask" and "spawn_subtask" in self.config.tools:
             return self._spawn_subtask(arguments)
         if call["name"] == "ask_user" and "ask_user" in self.config.tools:
@@ -302,6 +299,9 @@ class Handler:
             self.services.budget.spend(replayed)
             return replayed
         self._drop_unsupported(model, request)
+        asked, ready = ready_reply(self.services, request)  # SPEC §11.2 hook: reused, else cached
+        if ready is not None:
+            return ready
         reserved = self._reserve(model)
         reply: ModelReply | None = None
         self._attempts = Attempts(self.config, self._deadline)
@@ -321,6 +321,7 @@ class Handler:
         assert reply is not None  # else complete raised
         if cassette is not None:
             cassette.record(key, model, reply)
+        keep_reply(self.services, asked, reply)  # SPEC §11.2 hook: the cache keeps a paid answer
         return reply
 
     def _complete(self, request: dict[str, Any], num_retries: int, mock: Any) -> ModelReply:

@@ -48,6 +48,7 @@ class ModelReply:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     latency_ms: float = 0.0
+    source: str = "paid"  # paid | reused | cached | replayed (handler/model_request.py: AnswerSource)
 
 
 @dataclass

@@ -173,7 +173,7 @@ class Cassette:
             index = self._served.get(key, 0)
             self._served[key] = index + 1
             reply = dict(replies[min(index, len(replies) - 1)])
-        reply["latency_ms"] = 0.0
+        reply.update(latency_ms=0.0, source="replayed")
         return ModelReply(**reply)
 
     def record(self, key: str, model: str, reply: ModelReply) -> None:

@@ -1,6 +1,6 @@
 """What the task system hands every Handler of a run (HandlerServices): the mock script, the
-cassette, the user for ask_user, warnings, and its hooks for subtasks, tool calls, model turns
-and the cost budget."""
+cassette, the user for ask_user, warnings, its hooks for subtasks, tool calls, model turns and
+the cost budget, and the answers a turn may take without a request (reused or cached)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from ..diagnostics import warning_line
 from ..errors import ServiceError
 from ..handler.contract import HandlerServices
 from ..handler.replay import Cassette, MockScript
+from ..runs.answers import AnswerCache, ReadyAnswers
 
 if TYPE_CHECKING:
+    from ..runs.store import Store
     from .runner import TaskSystem
 
 # The api_base warnings this process has given: each once, however many runtimes, rows or calls.
@@ -59,7 +61,23 @@ def make_handler_services(
         python_tools=system.python_tools,  # the same dict: a tool added later is offered too
         # on stderr even when quiet (a batch's rows always are): where the key goes is no chatter
         before_sending=lambda: warn_api_base_once(settings, lambda message: _notice(system.err, message)),
+        ready_answer=system.answers.ready,  # the run --reuse names, then the cache (SPEC §11.2)
+        keep_answer=system.answers.keep,
     )
+
+
+def answer_sources(system: TaskSystem) -> ReadyAnswers:
+    """Where the run's model turns may be answered from without a request: the run `--reuse`
+    names (set per run, on the result) and, with the `cache` setting, the store's answer cache
+    (the recorded run's store, or the settings' store opened when first asked)."""
+    settings = system.settings
+    if not settings.cache:
+        return ReadyAnswers()
+
+    def recording() -> Store | None:
+        return system.journal.store if system.journal is not None else None
+
+    return ReadyAnswers(AnswerCache(settings.store, recording))
 
 
 def _notice(err: TextIO, message: str) -> None:

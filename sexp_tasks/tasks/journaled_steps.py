@@ -63,7 +63,10 @@ def journaled_turn(journal: Journal, request: dict[str, Any], schemas: Any, send
             if not isinstance(error, TaskError):
                 error = TaskError("TASK_FAILURE", str(err))
             return TaskResult("", status=FAILED, notes={"request": request}, error=error)
-        return TaskResult(sent[0].content, notes={"reply": asdict(sent[0]), "request": request})
+        answer = sent[0]  # where it came from (paid, reused, cached, replayed): `sexp trace` marks it
+        return TaskResult(
+            answer.content, notes={"reply": asdict(answer), "request": request, "source": answer.source}
+        )
 
     step = journal.record("turn", model, f"{parent}/turn", request_key, perform)
     if raised:
