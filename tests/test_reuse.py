@@ -210,3 +210,17 @@ def test_session_run_file_reuses_a_run(server: LLMServer, chain: Path, workspace
         session.run_file(chain, reuse=first, resume=first)
     with pytest.raises(sexp_tasks.SexpError, match="unknown run 'nope'"):
         session.run_file(chain, reuse="nope")
+
+
+def test_a_recorded_cassette_holds_the_reused_turns_too(
+    server: LLMServer, chain: Path, workspace: Path, sexp_in_process: Cli
+) -> None:
+    first, _, _, out = run(sexp_in_process)
+    template = workspace / "tasks" / "four.xml"
+    template.write_text(template.read_text().replace("End", "Finish"))
+    _, _, _, edited = run(sexp_in_process, "--reuse", first, "--record", "c.jsonl")
+    assert len((workspace / "c.jsonl").read_text().splitlines()) == 4
+    replay, _, _, replayed = run(sexp_in_process, "--replay", "c.jsonl")
+    assert replayed == edited and len(server.requests) == 5
+    _, text, _ = sexp_in_process("trace", replay)
+    assert all(line.endswith("  [replayed]") for line in text.splitlines()[1:]), text

@@ -14,10 +14,12 @@ from .model_request import ModelAnswer, ModelRequest
 
 
 def ready_reply(
-    services: HandlerServices, request: dict[str, Any]
+    services: HandlerServices, request: dict[str, Any], cassette_key: str = ""
 ) -> tuple[ModelRequest | None, ModelReply | None]:
     """The request as asked (None when no hook wants it) and the reply it already has (reused
-    or cached: counted as a model call, reserving and costing nothing), or None: send it."""
+    or cached: counted as a model call, reserving and costing nothing; written to a recording
+    cassette under cassette_key as a paid one is, so the cassette holds every turn), or None:
+    send it."""
     if services.ready_answer is None and services.keep_answer is None:
         return None, None
     asked = ModelRequest.from_record(request)
@@ -35,6 +37,8 @@ def ready_reply(
         answer.source,
     )
     services.budget.spend(reply)
+    if services.cassette is not None and not services.cassette.replaying:
+        services.cassette.record(cassette_key, asked.model, reply)
     return asked, reply
 
 

@@ -299,7 +299,7 @@ class Handler:
             self.services.budget.spend(replayed)
             return replayed
         self._drop_unsupported(model, request)
-        asked, ready = ready_reply(self.services, request)  # SPEC §11.2 hook: reused, else cached
+        asked, ready = ready_reply(self.services, request, key)  # SPEC §11.2 hook: reused, else cached
         if ready is not None:
             return ready
         reserved = self._reserve(model)

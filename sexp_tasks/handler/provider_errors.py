@@ -21,7 +21,6 @@ class ProviderError(Exception):
         self.retryable = retryable
 
 
-
 def translate_error(litellm: Any, exc: Exception) -> ProviderError:
     """One ProviderError, with a reason and a key-free message, for any litellm failure."""
     table: list[tuple[Any, str, str]] = [
