@@ -224,3 +224,14 @@ def test_a_recorded_cassette_holds_the_reused_turns_too(
     assert replayed == edited and len(server.requests) == 5
     _, text, _ = sexp_in_process("trace", replay)
     assert all(line.endswith("  [replayed]") for line in text.splitlines()[1:]), text
+
+
+def test_a_reused_turn_costs_nothing_and_takes_nothing_from_the_budget(
+    server: LLMServer, chain: Path, sexp_in_process: Cli
+) -> None:
+    priced = ("--model", "openai/gpt-4o-mini")  # litellm knows its price: each call reserves some
+    first, _, _, out = run(sexp_in_process, *priced)
+    _, refused, _ = sexp_in_process("run", "p.sexp", *priced, "--max-cost", "0.0000001")
+    assert (refused, len(server.requests)) == ('""\n', 4)  # each call refused by the budget: none sent
+    _, calls, tail, again = run(sexp_in_process, *priced, "--max-cost", "0.0000001", "--reuse", first)
+    assert (again, calls, tail, len(server.requests)) == (out, 4, ", 4 reused", 4)
