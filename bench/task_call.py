@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,17 +55,13 @@ GENERATION = {"temperature": 0.2, "top_p": 0.9, "max_tokens": 300, "seed": 7, "s
 def cases(base_url: str) -> list[tuple[str, HandlerConfig, TaskPrompt, str]]:
     """(label, config, prompt, server answer): a plain text task, and one with generation settings
     and a JSON Schema sent natively (response_format), whose answer is parsed and validated."""
-    plain = HandlerConfig(model="openai/test-model", api_base=base_url, num_retries=0)
-    tuned = HandlerConfig(model="openai/test-model", api_base=base_url, num_retries=0, generation=GENERATION)
+    plain = HandlerConfig(api_base=base_url, num_retries=0)
+    tuned = HandlerConfig(api_base=base_url, num_retries=0, generation=GENERATION)
     spec = OutputSpec(type="json", json_schema=SCHEMA, native="always")
+    ask = TaskPrompt(template="bench", instructions="Say something.", model="openai/test-model")
     return [
-        ("plain", plain, TaskPrompt(template="bench", instructions="Say something."), ANSWER),
-        (
-            "generation + schema",
-            tuned,
-            TaskPrompt(template="bench", instructions="Say something.", output=spec),
-            JSON_ANSWER,
-        ),
+        ("plain", plain, ask, ANSWER),
+        ("generation + schema", tuned, replace(ask, output=spec), JSON_ANSWER),
     ]
 
 
@@ -82,10 +79,10 @@ def measure(server: LLMServer, config: HandlerConfig, prompt: TaskPrompt, answer
     # The bare call sends exactly the request the Handler sends (messages, generation settings,
     # response_format), so the difference is our code.
     request = Handler(config, HandlerServices()).request(prompt)
-    extra = dict(request["generation"])
-    if request["response_format"] is not None:
-        extra["response_format"] = request["response_format"]
-    messages = request["messages"]
+    extra = dict(request.generation)
+    if request.response_format is not None:
+        extra["response_format"] = dict(request.response_format)
+    messages = list(request.messages)
     litellm = _litellm()
 
     def handler_call() -> object:

@@ -1,7 +1,7 @@
 """Generation settings (SPEC §10.2, §11.1): temperature, max_tokens, stop... from a template's
 `<generation>`, a defatom's `(generation ...)`, a call's reserved `generation` dict and
 sexp.toml's `[generation]` table; per key the call wins over the template, the template over
-sexp.toml. Each set key is sent under its OpenAI name (handler/request.py); unset keys are not.
+sexp.toml. Each set key is sent under its OpenAI name (handler/model_request.py); unset keys are not.
 `extra` is a dict of settings sent to the provider as they are (`top_k`, `logprobs`,
 Anthropic's `thinking` ...), merged key by key like the others.
 """

@@ -4,18 +4,14 @@ services its primitives ask for, and the recording of runs."""
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .config import Settings
+from .config import Settings, override
 from .diagnostics import log_line, warning_line
-from .errors import FileError, OutputClosed, RunError, SexpError
+from .errors import FileError, OutputClosed, SexpError
 from .lang.check import check_forms
 from .lang.compiler import Compiler
 from .lang.documentation import Doc
@@ -28,13 +24,13 @@ from .memory.memory_primitives import MEMORY_PRIMITIVES
 from .memory.system import MemorySystem
 from .process.workspace import READ_LIMIT, Workspace
 from .results import TaskResult
-from .runs.answers import ReusedTurns
-from .runs.journal import Journal, new_run_id, program_hash
-from .runs.store import Store, kept_json
+from .runs.recording import Run
+from .runs.store import Store
 from .syntax.nodes import Node
 from .syntax.reader import read
 from .tasks.forms import install as install_tasks
 from .tasks.forms.checks import TaskChecks
+from .tasks.library import TaskLibrary
 from .tasks.runner import TaskSystem
 from .tasks.task_services import TaskServices
 
@@ -53,22 +49,26 @@ class Runtime(TaskServices):
         err: TextIO | None = None,
         load_templates: bool = True,
         program: Path | None = None,
+        library: TaskLibrary | None = None,
     ) -> None:
-        """program: the file the session runs or checks, whose own tasks/ directory is loaded too."""
+        """program: the file the session runs or checks, whose own tasks/ directory is loaded too;
+        library: templates already loaded (a batch's), of which the session gets a copy of its own
+        to add to (defatom), instead of none yet."""
         self.settings = settings or Settings()
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.workspace = Workspace(self.settings.workspace)
         self._loading: list[Path] = []
-        self._run_lock: object | None = None  # held while this process records a run
         self._memory_store: Store | None = None  # the store fresh context reads when not recording
-        self._run_time: tuple[float, float | None] = (0.0, 0.0)  # the recorded run's start and end
-        self.tasks = TaskSystem(self.settings, self.warn, self.err)
+        self.run: Run | None = None  # the recorded run this session ran last (or runs now)
+        own = library.copy(self.warn) if library is not None else None
+        self.tasks = TaskSystem(
+            self.settings, self.warn, self.err, library=own, memory_query=self.relevant_files
+        )
         core = _language(self.settings, self.tasks, self)
         self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
         self.documentation = core.documentation  # help, `sexp doc`
         self._core_names = frozenset(self.globals.values.keys() | self.globals.pending.keys())  # bind_inputs
-        self.tasks.memory_query = self.relevant_files
         if load_templates:
             self.tasks.load_templates(program=program)
 
@@ -110,22 +110,24 @@ class Runtime(TaskServices):
         inputs: dict[str, Value],
         resume: str | None = None,
         force: bool = False,
-        reuse: str | None = None,
+        run: Run | None = None,
     ) -> Value:
-        """Run a program file as a recorded run (or resume one); a program that does not read
-        or compile is no run. reuse: a new run whose model turns that ask what a turn of the run
-        reuse recorded asked take that turn's answer (SPEC §11.2)."""
+        """Run a program file as a recorded run (or resume one): run (a batch row's), else one
+        announced on stderr with the session's budget and cassette (`new_run`). A program that
+        does not read or compile is no run."""
         codes = [self.compiler.compile(form, None) for form in read(text, str(path))]
-        self.tasks.answers.reuse = None if reuse is None else self._reused_turns(reuse)
-        self._run_time = (time.monotonic(), None)
+        run = self.run = run or self.new_run()
+        program, given = str(path), _json_inputs(inputs)
         if resume is None:
-            self.start_run(str(path), text, inputs)
+            run.begin(program, text, given)
         else:
-            self.resume_run(resume, str(path), text, inputs, force)
+            for name, value in run.resume(resume, program, text, given, force).items():
+                self.define(name, value)  # the recorded inputs: JSON values are the language's as they are
         status = "failed"
         self._loading.append(path.resolve())
         try:
-            value = self._execute(codes)
+            with run.active():
+                value = self._execute(codes)
             status = "failed" if isinstance(value, TaskResult) and value.failed else "completed"
             return value
         except KeyboardInterrupt:
@@ -133,139 +135,34 @@ class Runtime(TaskServices):
             raise
         finally:
             self._loading.pop()
-            self.tasks.answers.reuse = None  # later runs of the session reuse nothing
-            self.end_run(status)
-            self._run_time = (self._run_time[0], time.monotonic())
+            run.end(status)
 
-    def _reused_turns(self, run_id: str) -> ReusedTurns:
-        """The completed model turns of run_id, read from the store (a RunError for a run it
-        does not hold, as --resume's)."""
-        store = self._open_store(create=False)
-        try:
-            turns = ReusedTurns.of_run(store, run_id)
-        finally:
-            store.close()
-        if turns is None:
-            raise RunError(f"unknown run '{run_id}' in {self.settings.store}")
-        return turns
-
-    # Recording ----------------------------------------------------------------------------
-    def start_run(self, program: str, text: str, inputs: dict[str, Value], run_id: str | None = None) -> str:
-        """Record this run in the store from now on, under run_id (a new id by default: a batch
-        chooses its rows'); its id (also printed as `run: <id>`)."""
-        store = self._open_store(create=True)
-        run_id = run_id or new_run_id()
-        self._run_lock = store.hold_run(run_id)
-        with self._letting_go_on_error():
-            store.begin_run(run_id, program, program_hash(text), _json_inputs(inputs))
-            self.tasks.journal = Journal(store, run_id, root=_program_root(program))
-        self._announce(run_id)
-        return run_id
-
-    def resume_run(self, run_id: str, program: str, text: str, inputs: dict[str, Value], force: bool) -> None:
-        """Record into run_id again, answering its completed steps from the store.
-
-        The run's recorded --set inputs are bound again unless new ones are given; a changed
-        program or changed inputs are refused unless forced (and then recorded as the run's)."""
-        store = self._open_store(create=False)
-        run = store.run(run_id)
-        if run is None:
-            raise RunError(f"unknown run '{run_id}' in {self.settings.store}")
-        digest = program_hash(text)
-        if run["program_hash"] != digest and not force:
-            raise RunError(
-                f"the program has changed since run {run_id} was recorded; resume anyway with --force"
-                " (steps whose requests changed will run again)"
-            )
-        recorded = json.loads(run["inputs"] or "{}")
-        given = _json_inputs(inputs)
-        if given and json.loads(kept_json(given)) != recorded and not force:  # as the store keeps them
-            raise RunError(
-                f"run {run_id} was recorded with other --set inputs ({run['inputs']}); give the same ones,"
-                " none (to reuse them), or --force"
-            )
-        if not given:
-            for name, value in recorded.items():  # JSON values are the language's values as they are
-                self.define(name, value)
-        self._run_lock = store.hold_run(run_id)
-        with self._letting_go_on_error():
-            if store.run(run_id) is None:  # pruned while this process looked at it
-                raise RunError(f"unknown run '{run_id}' in {self.settings.store}")
-            store.reopen_run(run_id, digest if force else None, given if force and given else None)
-            self.tasks.journal = Journal(store, run_id, resuming=True, root=_program_root(program))
-            self.tasks.seed_spending(float(store.run_cost(run_id)))
-        self._announce(run_id)
+    def new_run(self) -> Run:
+        """A run of this session, recorded in its store: spending from the session's budget,
+        with its cassette; `run: <id>` and the resume hint on stderr unless quiet."""
+        outside = self.tasks.unrecorded
+        return Run(
+            outside.budget,
+            outside.cassette,
+            lambda create: Store(self.settings.store, create=create),
+            str(self.settings.store),
+            announce=lambda run_id: _say(self.err, self.settings, f"run: {run_id}"),
+            interrupted=lambda run_id, program: _say(
+                self.err, self.settings, f"resume with: sexp run --resume {run_id} {program or 'FILE'}"
+            ),
+        )
 
     def abandon_run(self) -> None:
-        """From another thread, when the evaluating one cannot stop in time (blocked in C): mark
-        the run interrupted, on a connection of its own, if nothing else has, and let go of its
-        lock (the process exits now, without waiting for that thread)."""
-        journal = self.tasks.journal
-        if journal is None:
-            return
-
-        try:
-            store = Store(journal.store.path, create=False)
-            run = store.run(journal.run_id)
-            if run is not None and run["status"] == "running":
-                store.end_run(journal.run_id, "interrupted")
-                self._resume_hint(journal.run_id, run["program"])
-            store.close()
-        except SexpError:
-            pass  # the store is unusable now; the run stays resumable all the same
-        finally:
-            self.release_run_lock()
-
-    @property
-    def run_seconds(self) -> float:
-        """The wall time of the recorded run, so far when it has not ended (`sexp run`'s summary)."""
-        began, ended = self._run_time
-        return (time.monotonic() if ended is None else ended) - began
-
-    def _open_store(self, create: bool) -> Store:
-        return Store(self.settings.store, create=create)
-
-    def _announce(self, run_id: str) -> None:
-        if not self.settings.quiet:
-            self.err.write(f"run: {run_id}\n")
-            self.err.flush()
-
-    def end_run(self, status: str) -> None:
-        """Mark the recorded run completed, failed or interrupted."""
-        journal = self.tasks.journal
-        if journal is not None:
-            try:
-                journal.store.end_run(journal.run_id, status)
-            finally:
-                self.release_run_lock()  # the run is over: another session may resume it
-            if status == "interrupted":
-                self._resume_hint(journal.run_id, (journal.store.run(journal.run_id) or {}).get("program"))
-
-    def release_run_lock(self) -> None:
-        """Let go of the recorded run's lock (held since the run began or resumed), if any; its
-        file goes with it."""
-        lock, self._run_lock = self._run_lock, None
-        getattr(lock, "close", lambda: None)()
-
-    @contextmanager
-    def _letting_go_on_error(self) -> Iterator[None]:
-        """The run's lock is let go of when recording it cannot begin (the store refused a write)."""
-        try:
-            yield
-        except BaseException:
-            self.release_run_lock()
-            raise
-
-    def _resume_hint(self, run_id: str, program: str | None) -> None:
-        if not self.settings.quiet:
-            self.err.write(f"resume with: sexp run --resume {run_id} {program or 'FILE'}\n")
-            self.err.flush()
+        """From another thread, when the evaluating one cannot stop in time: mark the recorded
+        run interrupted and let go of its lock (recording.Run.abandon)."""
+        if self.run is not None:
+            self.run.abandon()
 
     def relevant_files(self, query: str, limit: int) -> list[str] | None:
         """The Memory System's files for a query (lexical ranking), None when there is no index."""
-        journal = self.tasks.journal
-        if journal is not None:
-            store = journal.store
+        store = self.tasks.current_run().store
+        if store is not None:
+            pass  # the recorded run's
         elif self._memory_store is not None:
             store = self._memory_store
         elif Path(self.settings.store).is_file():
@@ -276,6 +173,14 @@ class Runtime(TaskServices):
         if memory.size() == 0:
             return None
         return [found.path for found in memory.relevant(query, limit)]
+
+    def override_settings(self, **given: object) -> Settings:
+        """Settings given by name, checked and ranking as a command's flags do (config.override),
+        for the task calls to come (the REPL's `:model` is `--model`); the settings now in force.
+        What was built from the settings at the start (the workspace, the mock replies, the
+        recursion limit) keeps them."""
+        self.settings = self.tasks.settings = override(self.settings, given)
+        return self.settings
 
     def define(self, name: str, value: Value) -> None:
         """Bind a global (for --set)."""
@@ -387,8 +292,3 @@ def _say(err: TextIO, settings: Settings, line: str) -> None:
 
 def _json_inputs(inputs: dict[str, Value]) -> dict[str, object]:
     return {name: to_json_value(value) for name, value in inputs.items()}
-
-
-def _program_root(program: str) -> str | None:
-    """The directory step keys are relative to: the program file's, None for <eval> and <repl>."""
-    return None if program.startswith("<") else os.path.dirname(os.path.realpath(program))

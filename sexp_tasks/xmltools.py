@@ -13,9 +13,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .errors import TemplateError
+from .errors import Source, Span, TemplateError
 from .resources import package_file
-from .syntax.source import Source, Span
 
 SCHEMA_PATH = package_file("schemas", "task.xsd")
 

@@ -330,12 +330,12 @@ def test_debug_shows_a_traceback(cli: Cli, workspace: Path) -> None:
 def test_an_internal_error_says_so_and_points_at_debug(
     sexp_in_process: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sexp_tasks.cli import main as command
+    from sexp_tasks.cli import program_commands
 
     def boom(*args: object, **kwargs: object) -> int:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(command, "_run", boom)  # a bug in sexp itself
+    monkeypatch.setattr(program_commands, "_run", boom)  # a bug in sexp itself
     assert sexp_in_process("eval", "1") == (
         EXIT_ERROR,
         "",

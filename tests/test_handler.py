@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ def run(
         options["api_base"] = server.base_url
     options.update(config)
     prompt = prompt or TaskPrompt(template="greet", instructions="Say hello.")
+    prompt = replace(prompt, model=options.pop("model"))  # the model is the prompt's
     return Handler(HandlerConfig(**options), services or HandlerServices()).run(prompt)
 
 
@@ -324,12 +326,13 @@ def test_a_turn_may_ask_for_at_most_max_tool_calls_per_turn(server: LLMServer, w
 def test_a_call_reserves_its_cost_with_max_tokens_of_output(server: LLMServer) -> None:
     budget = CostBudget(0.0001)  # on gpt-4o-mini the prompt costs $0.00001, 100 output tokens $0.00006
     services = HandlerServices(budget=budget)
-    refused = run(server, services=services, model="openai/gpt-4o-mini", max_tokens=1000)
+    refused = run(server, services=services, model="openai/gpt-4o-mini", generation={"max_tokens": 1000})
     assert refused.error is not None and refused.error.resource == "cost" and server.requests == []
     assert refused.error.message.startswith("the run has spent $0.00 of its $0.0001 budget; this call")
     server.script(Scripted(status=400), GOOD)
     for status in (FAILED, COMPLETE):  # the failed call's reservation was released, not kept
-        assert run(server, services=services, model="openai/gpt-4o-mini", max_tokens=100).status == status
+        limit = {"max_tokens": 100}
+        assert run(server, services=services, model="openai/gpt-4o-mini", generation=limit).status == status
     assert server.requests[-1].body["max_tokens"] == 100
     assert 0 < budget.spent < 0.0001 and budget.largest_output == 5
 

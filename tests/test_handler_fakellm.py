@@ -104,8 +104,9 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
     ("model", "suffix"), [("openai/gpt-4o-mini", "/v1"), ("anthropic/claude-sonnet-4-5", "")]
 )
 def test_plain_answer(fakellm: str, model: str, suffix: str) -> None:
-    config = HandlerConfig(model=model, api_base=fakellm + suffix, num_retries=0, timeout=scaled(10))
-    result = Handler(config, HandlerServices()).run(TaskPrompt(template="t", instructions="Say hello"))
+    config = HandlerConfig(api_base=fakellm + suffix, num_retries=0, timeout=scaled(10))
+    prompt = TaskPrompt(template="t", instructions="Say hello", model=model)
+    result = Handler(config, HandlerServices()).run(prompt)
     assert result.status == COMPLETE, result.error
     assert result.content == "Hi from fakellm" and result.notes["dataUsage"] == "none"
     assert result.notes["usage"]["prompt_tokens"] > 0
@@ -117,24 +118,22 @@ def test_plain_answer(fakellm: str, model: str, suffix: str) -> None:
 def test_tool_loop(fakellm: str, model: str, suffix: str, workspace: Path) -> None:
     (workspace / "data.txt").write_text("fake file text")
     config = HandlerConfig(
-        model=model,
         api_base=fakellm + suffix,
         num_retries=0,
         timeout=scaled(10),
         tools=("read_file",),
         workspace=workspace,
     )
-    prompt = TaskPrompt(template="t", instructions=f"Read data.txt ({model})")
+    prompt = TaskPrompt(template="t", instructions=f"Read data.txt ({model})", model=model)
     result = Handler(config, HandlerServices()).run(prompt)
     assert result.status == COMPLETE, result.error
     assert result.content == "the file says: fake file text" and result.notes["resources"]["turns"] == 2
 
 
 def test_rate_limit(fakellm: str) -> None:
-    config = HandlerConfig(
-        model="openai/gpt-4o-mini", api_base=fakellm + "/v1", num_retries=0, timeout=scaled(10)
-    )
-    result = Handler(config, HandlerServices()).run(TaskPrompt(template="t", instructions="overload now"))
+    config = HandlerConfig(api_base=fakellm + "/v1", num_retries=0, timeout=scaled(10))
+    prompt = TaskPrompt(template="t", instructions="overload now", model="openai/gpt-4o-mini")
+    result = Handler(config, HandlerServices()).run(prompt)
     assert result.status == FAILED and result.error is not None and result.error.reason == "rate_limit"
     assert "sk-canary" not in str(result.to_json())
     assert os.environ["OPENAI_API_KEY"] not in result.error.message

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from llm_server import LLMServer, Scripted, context_length_error
 
 from sexp_tasks.handler import llm
-from sexp_tasks.handler.llm import ModelReply
+from sexp_tasks.handler.model_request import ModelAnswer, ModelRequest
 from sexp_tasks.handler.output import _plain_answer
 from sexp_tasks.handler.provider_errors import ProviderError
 from sexp_tasks.handler.replay import Cassette, MockScript
@@ -78,24 +78,28 @@ def test_unscripted_mock_replies_are_numbered_once_each_across_threads() -> None
 def test_cassette_records_and_replays_from_many_threads(tmp_path: Path) -> None:
     path = tmp_path / "calls.jsonl"
     recorder = Cassette(path, "record")
+
+    def request(i: int, j: int) -> ModelRequest:
+        return ModelRequest.build("m", [{"role": "user", "content": f"{i}-{j}"}])
+
     in_threads(
-        THREADS, lambda i: [recorder.record(f"key-{i}-{j}", "m", ModelReply(f"{i}/{j}")) for j in range(20)]
+        THREADS, lambda i: [recorder.record(request(i, j), ModelAnswer(f"{i}/{j}")) for j in range(20)]
     )
     assert len(path.read_text(encoding="utf-8").splitlines()) == THREADS * 20
     player = Cassette(path, "replay")
-    replies = in_threads(THREADS, lambda i: [player.replay(f"key-{i}-{j}", "m").content for j in range(20)])
+    replies = in_threads(THREADS, lambda i: [player.replay(request(i, j))[0].text for j in range(20)])
     assert replies == [[f"{i}/{j}" for j in range(20)] for i in range(THREADS)]
 
 
-def call(server: LLMServer, text: str) -> ModelReply:
-    messages = [{"role": "user", "content": text}]
-    return llm.complete("openai/test-model", messages, api_base=server.base_url, timeout=30.0)
+def call(server: LLMServer, text: str) -> ModelAnswer:
+    request = ModelRequest.build("openai/test-model", [{"role": "user", "content": text}])
+    return llm.complete(request, api_base=server.base_url, timeout=30.0)
 
 
 def test_concurrent_calls_each_get_an_answer(server: LLMServer, transport: str) -> None:
     server.script(Scripted(content="<output>hi</output>", delay=0.05))
     replies = in_threads(THREADS * 2, lambda i: call(server, f"question {i}"))
-    assert all(isinstance(r, ModelReply) and r.content == "<output>hi</output>" for r in replies), replies
+    assert all(isinstance(r, ModelAnswer) and r.text == "<output>hi</output>" for r in replies), replies
     assert all(r.prompt_tokens == 10 and r.completion_tokens == 5 for r in replies)
     asked = sorted(r.body["messages"][0]["content"] for r in server.requests)
     assert asked == sorted(f"question {i}" for i in range(THREADS * 2))
@@ -111,8 +115,8 @@ def test_provider_errors_are_translated_on_every_transport(server: LLMServer, tr
 
 def test_tool_calls_cost_and_latency_come_back_on_every_transport(server: LLMServer, transport: str) -> None:
     server.script(Scripted(content=None, tool_calls=[{"name": "read_file", "arguments": {"path": "a"}}]))
-    messages = [{"role": "user", "content": "tools"}]
-    reply = llm.complete("openai/gpt-4o-mini", messages, api_base=server.base_url, timeout=30.0)
+    request = ModelRequest.build("openai/gpt-4o-mini", [{"role": "user", "content": "tools"}])
+    reply = llm.complete(request, api_base=server.base_url, timeout=30.0)
     assert [(c["name"], c["arguments"]) for c in reply.tool_calls] == [("read_file", '{"path": "a"}')]
     assert reply.cost_usd > 0 and reply.latency_ms > 0  # a priced model: litellm's price is kept
 
@@ -129,8 +133,9 @@ def test_each_call_takes_the_key_the_environment_holds_then(
 
 
 def test_mock_replies_need_no_server_on_any_transport(transport: str) -> None:
-    reply = llm.complete("mock/m", [{"role": "user", "content": "x"}], mock=llm.MockReply("scripted"))
-    assert reply.content == "scripted"
+    request = ModelRequest.build("mock/m", [{"role": "user", "content": "x"}])
+    reply = llm.complete(request, mock=llm.MockReply("scripted"))
+    assert reply.text == "scripted" and reply.model == "mock/m"
     assert reply.cost_usd == 0.0
 
 

@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 
 from sexp_tasks.config import Settings
 from sexp_tasks.memory import MemorySystem, RelevantFile, index_path, indexer, relevant_files
-from sexp_tasks.memory import git as memory_git
 from sexp_tasks.memory.extract import describe
 from sexp_tasks.memory.ranking import Document, rank, terms
 from sexp_tasks.memory.relevant import read_ranking
@@ -260,7 +259,7 @@ def test_in_a_git_repository_files_get_their_last_commit_with_one_log_call(
         calls.append(command)
         return popen(command, *args, **kwargs)
 
-    monkeypatch.setattr(memory_git.subprocess, "Popen", counting_popen)
+    monkeypatch.setattr(subprocess, "Popen", counting_popen)  # in process/child_processes.py
     build(tree)
     assert [c[:2] for c in calls if c[1] == "log"] == [["git", "log"]]
     assert len(calls) == 3  # ls-files twice, log once: none per file

@@ -33,7 +33,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[LLMServer]:
 def run(server: LLMServer, output: OutputSpec | None = None, **config: Any) -> TaskResult:
     options: dict[str, Any] = {"model": "openai/test-model", "num_retries": 0, "timeout": 10.0}
     options.update(api_base=server.base_url, **config)
-    prompt = TaskPrompt(template="classify", instructions="Bug or feature?", output=output or OutputSpec())
+    model = options.pop("model")
+    prompt = TaskPrompt("classify", "Bug or feature?", output=output or OutputSpec(), model=model)
     return Handler(HandlerConfig(**options), HandlerServices()).run(prompt)
 
 
@@ -43,7 +44,7 @@ def run(server: LLMServer, output: OutputSpec | None = None, **config: Any) -> T
 )
 def test_a_complete_output_whose_notes_were_cut_is_accepted(server: LLMServer, answer: str) -> None:
     server.script(Scripted(content=answer, finish_reason="length"))
-    result = run(server, max_tokens=5)
+    result = run(server, generation={"max_tokens": 5})
     assert server.requests[0].body["max_tokens"] == 5
     assert result.status == COMPLETE and result.error is None
     assert result.content == "bug"
@@ -52,7 +53,7 @@ def test_a_complete_output_whose_notes_were_cut_is_accepted(server: LLMServer, a
 
 def test_an_output_cut_inside_is_still_output_exhaustion(server: LLMServer) -> None:
     server.script(Scripted(content="<output>a long answ", finish_reason="length"))
-    result = run(server, max_tokens=5)
+    result = run(server, generation={"max_tokens": 5})
     assert result.status == FAILED and result.error is not None
     assert result.error.type == "RESOURCE_EXHAUSTION" and result.error.resource == "output"
 
@@ -60,7 +61,7 @@ def test_an_output_cut_inside_is_still_output_exhaustion(server: LLMServer) -> N
 def test_without_the_protocol_a_cut_answer_is_still_output_exhaustion(server: LLMServer) -> None:
     """With disable_reparsing the answer is not read for <output>: a cut answer is cut."""
     server.script(Scripted(content="<output>bug</output>", finish_reason="length"))
-    result = run(server, OutputSpec(disable_reparsing=True), max_tokens=5)
+    result = run(server, OutputSpec(disable_reparsing=True), generation={"max_tokens": 5})
     assert result.status == FAILED and result.error is not None and result.error.resource == "output"
 
 

@@ -54,7 +54,7 @@ def test_every_primitive_bound_at_start_up_declares_its_signature(started: Runti
 def test_the_declared_arity_is_accepted_by_the_python_function() -> None:
     for name, spec in PRIMITIVES.items():
         python = inspect.signature(spec.fn)
-        leading = [object()] * (int(spec.needs_context) + int(spec.higher_order))
+        leading = [object()] * spec.leading
         high = spec.max_args if spec.max_args is not None else spec.min_args + 4
         for n in range(spec.min_args, high + 1):
             python.bind(*leading, *[None] * n)  # raises TypeError if the code cannot take n arguments

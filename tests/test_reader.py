@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from sexp_tasks.errors import ReadError
+from sexp_tasks.errors import ReadError, Source, Span
 from sexp_tasks.syntax.nodes import (
     ArgumentNode,
     DictNode,
@@ -20,7 +20,6 @@ from sexp_tasks.syntax.nodes import (
 )
 from sexp_tasks.syntax.numerals import parse_number
 from sexp_tasks.syntax.reader import MAX_NESTING, Reader, atom_node, read
-from sexp_tasks.syntax.source import Source, Span
 
 
 def one(text: str) -> Node:

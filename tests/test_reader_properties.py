@@ -5,11 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sexp_tasks.errors import ReadError
+from sexp_tasks.errors import ReadError, Source, Span
 from sexp_tasks.syntax.nodes import Literal
 from sexp_tasks.syntax.numerals import parse_number
 from sexp_tasks.syntax.reader import atom_node, read
-from sexp_tasks.syntax.source import Source, Span
 
 # The characters the grammar gives meaning to, plus a few it does not ([ ] @ alone), and
 # whole pieces (tokens, escapes, quote marks) so that generated text nests and breaks in

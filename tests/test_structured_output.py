@@ -52,12 +52,11 @@ def run(
     template: str = "person",
     mock: MockScript | None = None,
 ) -> Any:
-    config = HandlerConfig(
-        model=model, api_base=server.base_url if server else None, max_turns=max_turns, num_retries=0
-    )
+    config = HandlerConfig(api_base=server.base_url if server else None, max_turns=max_turns, num_retries=0)
     services = HandlerServices(mock=mock or MockScript())
     output = OutputSpec("json", kind, schema, native=native, retries=retries)
-    return Handler(config, services).run(TaskPrompt(template, "Who wrote the first program?", output=output))
+    prompt = TaskPrompt(template, "Who wrote the first program?", output=output, model=model)
+    return Handler(config, services).run(prompt)
 
 
 def expected_format(name: str = "person") -> dict[str, Any]:
@@ -141,8 +140,9 @@ def test_a_refusal_costs_one_request_once_per_process(server: LLMServer) -> None
     refusal); once refused, later calls to that model and server go prompt-only at once."""
     server.refuse_response_format = True
     server.script(GOOD)
-    config = HandlerConfig(model="openai/test-model", api_base=server.base_url, num_retries=2)
-    prompt = TaskPrompt("person", "Who?", output=OutputSpec("json", json_schema=SCHEMA, native="always"))
+    config = HandlerConfig(api_base=server.base_url, num_retries=2)
+    output = OutputSpec("json", json_schema=SCHEMA, native="always")
+    prompt = TaskPrompt("person", "Who?", output=output, model="openai/test-model")
     first = Handler(config, HandlerServices()).run(prompt)
     second = Handler(config, HandlerServices()).run(prompt)
     assert (first.status, second.status) == (COMPLETE, COMPLETE)
@@ -152,8 +152,9 @@ def test_a_refusal_costs_one_request_once_per_process(server: LLMServer) -> None
 
 def test_another_failure_of_a_native_call_keeps_litellm_retries(server: LLMServer) -> None:
     server.script(Scripted(status=500), Scripted(status=500), GOOD)
-    config = HandlerConfig(model="openai/test-model", api_base=server.base_url, num_retries=2)
-    prompt = TaskPrompt("person", "Who?", output=OutputSpec("json", json_schema=SCHEMA, native="always"))
+    config = HandlerConfig(api_base=server.base_url, num_retries=2)
+    output = OutputSpec("json", json_schema=SCHEMA, native="always")
+    prompt = TaskPrompt("person", "Who?", output=output, model="openai/test-model")
     result = Handler(config, HandlerServices()).run(prompt)
     assert result.status == COMPLETE and result.notes["warnings"] == []
     assert ["response_format" in r.body for r in server.requests] == [True, True, True]

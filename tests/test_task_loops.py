@@ -50,9 +50,9 @@ def prompts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     complete = llm.complete
 
-    def spy(model: str, messages: list[dict[str, Any]], *args: Any, **kwargs: Any) -> Any:
-        seen.append(next(m["content"] for m in messages if m["role"] == "user"))
-        return complete(model, messages, *args, **kwargs)
+    def spy(request: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(next(m["content"] for m in request.messages if m["role"] == "user"))
+        return complete(request, *args, **kwargs)
 
     monkeypatch.setattr(llm, "complete", spy)
     return seen

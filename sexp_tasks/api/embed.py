@@ -8,9 +8,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from ..config import SHOWN_SETTINGS, TOML_KEYS, Settings, check_setting, check_type, load_settings
+from ..config import Settings, load_settings
 from ..errors import ReadError, RecursionDepthError, SettingsError, TypeError_, UsageError
-from ..generation import GenerationError, check_generation
 from ..handler.python_tools import python_tool
 from ..handler.tools import TOOL_SCHEMAS
 from ..lang.deepstack import run_with_deep_stack
@@ -25,13 +24,9 @@ __all__ = ["Session", "TaskResult", "run", "run_file"]
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
-# The settings a session takes: the sexp.toml keys, the mock, cassette and quiet ones.
-KNOWN_SETTINGS = (*SHOWN_SETTINGS, "quiet")
 # How many Session.call calls made from inside a running program (a tool's) enclose the code
 # running now: each is a level of nesting, limited by max_depth as subtasks are.
 _NESTED_CALLS: ContextVar[int] = ContextVar("sexp_nested_calls", default=0)
-# The API's settings that are flags' fields: they rank as `--model` and `--templates` do (SPEC §11.1).
-_AS_FLAGS = {"model": "model_override", "templates": "template_flags"}
 
 
 def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settings:
@@ -39,40 +34,17 @@ def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settin
     environment, then the given keyword settings, checked as flags are and ranking as they do:
     `model=` wins over a template's <model> as `--model` does, `templates=` adds directories
     loaded last as `--templates` does, `generation=` adds to sexp.toml's table key by key."""
-    unknown = sorted(set(given) - set(KNOWN_SETTINGS))
-    if unknown:
-        raise SettingsError(f"unknown setting '{unknown[0]}'; known settings: {', '.join(KNOWN_SETTINGS)}")
-    overrides = {key: _templates(value) if key == "templates" else value for key, value in given.items()}
     try:
-        for key, value in overrides.items():
-            if value is None:
-                continue  # not given
-            if key in TOML_KEYS:
-                check_type(key, list(value) if isinstance(value, tuple) else value, f"'{key}'")
-            if key == "quiet" and not isinstance(value, bool):
-                raise SettingsError(f"'quiet' has the wrong type ({type(value).__name__}); True or False")
-            if key == "generation":  # checked as sexp.toml's [generation] table is
-                overrides[key] = check_generation(value)
-            # named as the caller named it, not as the flag; templates are directories as --templates'
-            check_setting("template_flags" if key == "templates" else key, value, key)
-        flags = {_AS_FLAGS.get(key, key): value for key, value in overrides.items()}
-        return load_settings(directory or Path.cwd(), flags)
-    except (UsageError, GenerationError) as err:
+        return load_settings(directory or Path.cwd(), given, from_api=True)
+    except UsageError as err:
         raise SettingsError(str(err)) from None
-
-
-def _templates(value: Any) -> Any:
-    """A list of template directories as a tuple of paths (a single path is one directory)."""
-    if isinstance(value, (str, Path)):
-        return (str(value),)
-    return tuple(map(str, value)) if isinstance(value, (list, tuple)) else value
 
 
 class Session:
     """A session of the language: definitions persist across `eval` calls.
 
     Settings are the sexp.toml keys (`model`, `api_base`, `templates`, `workspace`, `store`,
-    `max_cost_usd`, `cache`, ...) and `mock_responses`, `record`, `replay`, `quiet`. A program's `print`
+    `max_cost_usd`, ...) and `mock_responses`, `record`, `replay`, `quiet`. A program's `print`
     writes to sys.stdout, warnings
     to sys.stderr (as they are when the session is made).
     """
@@ -94,17 +66,12 @@ class Session:
         *,
         recorded: bool = False,
         resume: str | None = None,
-        reuse: str | None = None,
     ) -> Any:
         """Bind inputs (as `--set` does), run the program file at path; its last value.
 
         recorded=True records the run in the store (as `sexp run` does; its id is then
         `run_id`); resume=RUN_ID resumes that recorded run (as `sexp run --resume`): its
-        completed steps, model turns and tool calls (a Python tool's too) come from the store.
-        reuse=RUN_ID records a new run in which each model request that run made takes its
-        recorded answer (as `sexp run --reuse`); not with resume."""
-        if resume is not None and reuse is not None:
-            raise SettingsError("run_file: give resume= (the same run again) or reuse= (a new run), not both")
+        completed steps, model turns and tool calls (a Python tool's too) come from the store."""
         if inputs is not None and not isinstance(inputs, dict):
             raise SettingsError(f"inputs must be a dict of names to values, not {type(inputs).__name__}")
         given = {self._name(name): from_python(value, name) for name, value in (inputs or {}).items()}
@@ -114,15 +81,13 @@ class Session:
             text = target.read_text(encoding="utf-8")
         except OSError as err:
             raise SettingsError(f"cannot read {path}: {err.strerror or err}") from None
-        if not recorded and resume is None and reuse is None:
+        if not recorded and resume is None:
             return to_python(_deep(lambda: self._runtime.run_file(target, text)))
         try:
-            recording = (target, text, given, resume, False, reuse)
-            return to_python(_deep(lambda: self._runtime.run_recorded(*recording)))
+            return to_python(_deep(lambda: self._runtime.run_recorded(target, text, given, resume)))
         finally:
-            journal = self._runtime.tasks.journal
-            self.run_id = journal.run_id if journal is not None else self.run_id
-            self._runtime.tasks.journal = None  # later calls are not part of that run
+            run = self._runtime.run
+            self.run_id = run.run_id if run is not None and run.journal is not None else self.run_id
 
     def define(self, name: str, value: Any) -> None:
         """Bind name to a Python value, or to a callable the program can call (with `:key value`
@@ -168,7 +133,7 @@ class Session:
         if fn is None:
             return lambda given: self.tool(given, name)
         tool = python_tool(fn, name, lambda known: known in TOOL_SCHEMAS)
-        self._runtime.tasks.python_tools[tool.name] = tool
+        self._runtime.tasks.add_python_tool(tool)
         return fn
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:

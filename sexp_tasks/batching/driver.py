@@ -36,7 +36,7 @@ from ..tasks.progress import progress
 from .input_lines import check_input, read_rows
 from .out_file import OutFile
 from .row_names import RowNames, row_names
-from .row_runner import cassette_for, library_for, plain_settings
+from .row_runner import BatchShare, plain_settings
 from .rows import ProgramBundle, RowJob, RowOutcome
 from .thread_executor import ThreadExecutor
 
@@ -99,20 +99,21 @@ class BatchSummary:
         )
 
 
-ExecutorFactory = Callable[[Store, "CostBudget | None", "str | None"], Executor]
+ExecutorFactory = Callable[[Store, "CostBudget | None", "str | None", BatchShare], Executor]
 
 
 def executor_factory(name: str) -> ExecutorFactory:
-    """What makes the executor called name: (store, the batch's budget, Ray's address) -> it.
-    Ray is imported here, and only when asked for; its absence is a BatchError."""
+    """What makes the executor called name: (store, the batch's budget, Ray's address, what its
+    rows share in this process) -> it. Ray is imported here, and only when asked for; its absence
+    is a BatchError. Rows on Ray run in other processes: each row worker makes its own share."""
     if name == "threads":
-        return lambda store, budget, address: ThreadExecutor(store, budget)
+        return lambda store, budget, address, share: ThreadExecutor(store, budget, share)
     if name == "ray":
         try:
             from .ray_executor import RayExecutor  # lazy: Ray is an optional extra (cli/startup.py)
         except ImportError:
             raise BatchError(RAY_MISSING) from None
-        return lambda store, budget, address: RayExecutor(address, store.path, budget=budget)
+        return lambda store, budget, address, share: RayExecutor(address, store.path, budget=budget)
     raise BatchError(f"unknown executor '{name}' (choose threads or ray)")
 
 
@@ -133,11 +134,10 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     if options.retry_failed and options.resume is None:
         raise BatchError("--retry-failed needs --resume BATCH_ID")
     batch_id = options.resume or uuid.uuid4().hex[:12]
-    library = library_for(batch_id, settings, options.program, warn)  # nor one whose templates do not load
     if settings.record and options.executor == "ray":
         raise BatchError("--record cannot be used with --executor ray (rows record in other processes)")
-    try:
-        cassette_for(batch_id, settings)  # nor one whose cassette cannot be read
+    try:  # nor one whose templates do not load, or whose cassette cannot be read
+        share = BatchShare(settings, options.program, warn)
     except ServiceError as err:
         raise BatchError(err.message) from None
     store: Store | None = None
@@ -146,8 +146,8 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
             raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
         store = Store(settings.store, create=False)
     try:
-        names = row_names(settings, library, str(options.program), text)
-        job = _Batch(options, settings, stream, store, text, concurrency, make_executor, names)
+        names = row_names(settings, share.library, str(options.program), text)
+        job = _Batch(options, settings, stream, store, text, concurrency, make_executor, names, share)
         store = job.store
         return job.run(batch_id, began)
     finally:
@@ -168,12 +168,14 @@ class _Batch:
         concurrency: int,
         make_executor: ExecutorFactory,
         names: RowNames,
+        share: BatchShare,
     ) -> None:
         """store: the open store of a resumed batch; a new batch opens (or makes) it once its input
         is checked. names: what the rows must not bind as globals."""
         self.options, self.settings, self.err = options, settings, err
         self.concurrency = concurrency
         self.make_executor = make_executor
+        self.share = share  # the templates and cassette of its rows in this process
         forms = read(text, str(options.program))
         last = (forms[-1].span.line, forms[-1].span.column) if forms and forms[-1].span else None
         self.bundle = ProgramBundle(str(options.program), text, {}, last)
@@ -253,7 +255,7 @@ class _Batch:
         own_files = {"input": self.data, "program": self.options.program}
         try:
             out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index), own_files)
-            executor = self.make_executor(self.store, self.budget, self.options.ray_address)
+            executor = self.make_executor(self.store, self.budget, self.options.ray_address, self.share)
             if self.recorded is None:  # a new batch is recorded only once it has OUT
                 out.lock()
                 held = self._record(batch_id)

@@ -52,12 +52,12 @@ from ..errors import BatchError, SexpError, StoreError
 from ..handler.cost import CostBudget
 from ..redact import hide_credentials_from_other_processes, is_credential_name
 from ..runs.store import Store
-from .row_runner import run_row
+from .row_runner import BatchShare, run_row
 from .rows import RowJob, RowOutcome
 from .shared_budget import BudgetKeeper, RemoteBudget
 from .shipping import pack, unpack
 
-RowRunner = Callable[..., RowOutcome]  # (job, store[, budget]): run_row
+RowRunner = Callable[..., RowOutcome]  # (job, store, budget, share): run_row
 RETRIES = 1  # how many times a row whose worker died is run again
 WAIT_SLICE_SECONDS = 0.2  # how long the driver waits for an outcome before it looks at signals
 PROBE_SECONDS = 5.0  # how long a cluster's address may take to accept a connection
@@ -158,6 +158,7 @@ class RowWorker:
         self.runner = runner
         self.budget = RemoteBudget(*budget, ray.get) if budget is not None else None
         self.programs: dict[str, tuple[Any, dict[str, Any]]] = {}  # unpacked bundles by ref
+        self.share: BatchShare | None = None  # the batch's templates and cassette in this process
         self.lock = threading.Lock()
 
     def run(self, job: RowJob, program: list[Any]) -> RowOutcome:
@@ -168,11 +169,10 @@ class RowWorker:
             if key not in self.programs:
                 self.programs[key] = unpack(ray.get(program[0]))
             bundle, changes = self.programs[key]
-        settings = {**job.settings, **changes} if changes else job.settings
-        job = dataclasses.replace(job, program=bundle, settings=settings)
-        if self.budget is not None:  # the batch's budget, reserved from by every row (run_row's budget)
-            return self.runner(job, self.store, self.budget)
-        return self.runner(job, self.store)
+        job = dataclasses.replace(job, program=bundle, settings={**job.settings, **changes})
+        with self.lock:  # read once, by the first row: a worker serves one batch
+            self.share = self.share or BatchShare.for_row(job)
+        return self.runner(job, self.store, self.budget, self.share)
 
 
 @dataclasses.dataclass

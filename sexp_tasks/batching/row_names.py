@@ -20,6 +20,8 @@ from ..syntax.reader import read
 from ..tasks.library import TaskLibrary
 
 ROW = "row"  # the global holding each row as read
+
+
 @dataclass(frozen=True)
 class RowNames:
     """The names a batch must not bind as globals: built-ins, and what its program defines (SPEC
@@ -46,8 +48,7 @@ class RowNames:
 
 def row_names(settings: Settings, library: TaskLibrary, program: str, text: str) -> RowNames:
     """The names of a batch's language (its templates library's among them) and of its program."""
-    runtime = Runtime(settings, load_templates=False)
-    runtime.tasks.library = library
+    runtime = Runtime(settings, load_templates=False, library=library)
     built_ins = {ROW, *runtime.built_in_names()}
     defined = set()
     for form in global_definitions(read(text, program), runtime.compiler.forms):

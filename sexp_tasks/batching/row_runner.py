@@ -3,7 +3,7 @@ row in the global `row` and its inputs bound as globals (but those row_names.py 
 never raises for the user's errors (they become status "error").
 
 What costs the same for every row is done once per process: the prelude is read once (see
-lang/prelude.py) and the templates once per batch (`library_for`);
+lang/prelude.py) and the templates once per batch (`BatchShare`);
 each row gets a copy it may add to (defatom) without another row seeing it.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, fields
@@ -21,22 +20,16 @@ from typing import Any
 from ..config import Settings
 from ..diagnostics import failed_result_line, format_failure
 from ..handler.cost import CostBudget
-from ..handler.llm import ModelReply
-from ..handler.replay import Cassette
 from ..lang.deepstack import deep_recursion
 from ..lang.printer import to_json
 from ..redact import scrub
-from ..results import TaskError
+from ..runs.recording import CassetteSlot, Run
 from ..runs.store import Store
 from ..runtime import Runtime
-from ..tasks.library import TaskLibrary
 from ..tasks.runner import TaskSystem
 from .row_names import ROW
 from .rows import ProgramBundle, RowJob, RowOutcome
 
-_LIBRARIES: dict[tuple[Any, ...], TaskLibrary] = {}
-_CASSETTES: dict[tuple[str, str, str], Cassette] = {}
-_LIBRARIES_LOCK = threading.Lock()
 _PLAIN = {f.name for f in fields(Settings)} - {"warnings", "sources"}
 
 
@@ -47,123 +40,66 @@ def plain_settings(settings: Settings, **changes: Any) -> dict[str, Any]:
     return data
 
 
-def library_for(
-    batch_id: str, settings: Settings, program: Path, warn: Callable[[str], None] | None = None
-) -> TaskLibrary:
-    """The templates program sees (stdlib, its tasks/, ./tasks, the template directories), read
-    once per batch and process (a later batch reads them again, edited or not); a template error
-    is raised (the batch reports it before any row runs), and warnings of loading them (a
-    template overriding another) go to warn, once."""
-    key = (batch_id, str(program.resolve()), settings.templates, settings.template_flags, str(Path.cwd()))
-    with _LIBRARIES_LOCK:
-        found = _LIBRARIES.get(key)
-        if found is None:
-            system = TaskSystem(settings, warn or (lambda message: None))
-            system.load_templates(program=program)
-            found = system.library
-            found.templates  # noqa: B018  (reads the stdlib's lazy templates now, once)
-            if len(_LIBRARIES) >= 8:
-                _LIBRARIES.clear()
-            _LIBRARIES[key] = found
-        return found
+class BatchShare:
+    """What every row of one batch shares in one process, made once: the templates its program
+    sees (stdlib, its tasks/, ./tasks, the template directories: a later batch reads them again,
+    edited or not), and its cassette (--record: emptied once, then every row appends to it; or
+    --replay's). The driver makes one for its rows on threads; a Ray row worker its own."""
+
+    def __init__(self, settings: Settings, program: Path, warn: Callable[[str], None] | None = None) -> None:
+        """A template that does not load, or a cassette that cannot be read, is raised now (the
+        batch reports it before any row runs); warnings of loading the templates (one overriding
+        another) go to warn, once."""
+        system = TaskSystem(settings, warn or (lambda message: None))
+        system.load_templates(program=program)
+        self.library = system.library
+        self.library.templates  # noqa: B018  (reads the stdlib's lazy templates now, once)
+        cassette = CassetteSlot.of(settings.record, settings.replay)
+        cassette.get()
+        self.cassette = cassette
+
+    @classmethod
+    def for_row(cls, job: RowJob) -> BatchShare | None:
+        """The share of job's batch, made from the row's settings and program (a Ray row worker's);
+        None when it cannot be made: run_row makes it again, and its error is the row's."""
+        try:
+            return cls(Settings(**job.settings), Path(job.program.path))
+        except Exception:
+            return None
 
 
-def cassette_for(batch_id: str, settings: Settings) -> Cassette | None:
-    """The batch's one cassette (--record or --replay), made once per batch and process: a
-    recording one is emptied once, then every row appends to it; None without either."""
-    mode, path = ("record", settings.record) if settings.record else ("replay", settings.replay)
-    if not path:
-        return None
-    key = (batch_id, mode, str(Path(path).resolve()))
-    with _LIBRARIES_LOCK:
-        found = _CASSETTES.get(key)
-        if found is None:
-            if len(_CASSETTES) >= 8:
-                _CASSETTES.clear()
-            found = _CASSETTES[key] = Cassette(path, mode)
-        return found
+def run_row(
+    job: RowJob, store: Store, budget: CostBudget | None = None, share: BatchShare | None = None
+) -> RowOutcome:
+    """Run (or resume) job's row as its own recorded run in store, under the run id the batch
+    chose, announcing nothing (the batch's own lines say what happens); how it ended.
 
-
-class RowBudget(CostBudget):
-    """A row's view of the batch's one budget: reservations and spending go to the shared
-    budget; what the row's own calls made is counted here too."""
-
-    def __init__(self, shared: CostBudget) -> None:
-        super().__init__(shared.limit)
-        self.shared = shared
-
-    @property
-    def spent(self) -> float:
-        return self.shared.spent
-
-    @property
-    def largest_output(self) -> int:
-        return self.shared.largest_output
-
-    def seed(self, spent: float) -> None:
-        """Nothing: the batch's budget was seeded once with what all its rows had spent."""
-
-    def refusal(self) -> TaskError | None:
-        return self.shared.refusal()
-
-    def reserve(self, estimate: float, bound: float | None = None) -> TaskError | None:
-        return self.shared.reserve(estimate, bound)
-
-    def settle(self, reserved: float, reply: ModelReply | None) -> None:
-        self.shared.settle(reserved, reply)
-        if reply is not None:
-            super().spend(reply)
-
-    def spend(self, reply: ModelReply) -> None:
-        self.shared.spend(reply)
-        super().spend(reply)
-
-
-class RowRuntime(Runtime):
-    """A Runtime recording one row's run into the batch's open store, under the run id the
-    batch chose; it announces nothing (the batch's own lines say what happens)."""
-
-    def __init__(self, settings: Settings, store: Store, job: RowJob, budget: CostBudget | None) -> None:
-        super().__init__(settings, out=sys.stderr, err=sys.stderr, load_templates=False)
-        self._store = store
-        self._row_run_id = job.run_id
-        self.tasks.library = library_for(job.batch_id, settings, Path(job.program.path)).copy(self.warn)
-        if budget is not None:
-            self.tasks.budget = RowBudget(budget)
-        self.tasks.cassette = cassette_for(job.batch_id, settings)
-
-    def _open_store(self, create: bool) -> Store:
-        return self._store
-
-    def start_run(self, program: str, text: str, inputs: dict[str, Any], run_id: str | None = None) -> str:
-        return super().start_run(program, text, inputs, run_id or self._row_run_id)
-
-    def _announce(self, run_id: str) -> None:
-        pass
-
-    def _resume_hint(self, run_id: str, program: str | None) -> None:
-        pass
-
-
-def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowOutcome:
-    """Run (or resume) job's row as its own recorded run in store; how it ended.
-
-    budget: the batch's shared budget (None: the row's own, from its settings' max_cost_usd).
+    budget: the batch's shared budget (None: the row's own, from its settings' max_cost_usd);
+    share: the batch's templates and cassette in this process (None: made for this row alone).
     A row whose recorded run never began (the batch was killed just before) starts it afresh."""
     began = time.monotonic()
     status, value, error = "error", None, None
-    runtime: RowRuntime | None = None
+    run: Run | None = None
     try:
         settings = Settings(**job.settings)
-        runtime = RowRuntime(settings, store, job, budget)
+        path = Path(job.program.path)
+        share = share or BatchShare(settings, path)
+        runtime = Runtime(settings, sys.stderr, sys.stderr, load_templates=False, library=share.library)
         for name, given in job.inputs.items():
             if name not in job.unbound:
                 runtime.define(name, given)
         runtime.define(ROW, job.inputs if job.row is None else job.row)
+        run = Run(
+            budget if budget is not None else CostBudget(settings.max_cost_usd),
+            share.cassette,
+            lambda create: store,
+            str(settings.store),
+            run_id=job.run_id,
+            shares_budget=budget is not None,
+        )
         resume = job.run_id if job.resuming and store.run(job.run_id) is not None else None
-        path = Path(job.program.path)
         with deep_recursion():  # as deep as on the command line, in a thread or a Ray worker alike
-            result = runtime.run_recorded(path, job.program.text, dict(job.inputs), resume, job.force)
+            result = runtime.run_recorded(path, job.program.text, dict(job.inputs), resume, job.force, run)
         failure = failed_result_line(result)
         if failure is None:
             status, value = "ok", json.loads(to_json(result))  # to_json refuses NaN and infinity
@@ -172,9 +108,9 @@ def run_row(job: RowJob, store: Store, budget: CostBudget | None = None) -> RowO
     except Exception as exc:  # the row's error (or a bug): the row failed, the batch goes on
         error = scrub(format_failure(exc).splitlines()[0])
     finally:
-        if runtime is not None:
-            runtime.release_run_lock()  # now, rather than when runtime is collected
-    tokens, cost = run_totals(store, job.run_id)
+        if run is not None:
+            run.release()  # now, rather than when the run is collected
+    tokens, cost = store.run_totals(job.run_id)
     seconds = round(time.monotonic() - began, 3)
     return RowOutcome(job.index, status, value, error, job.run_id, tokens, cost, seconds)
 
@@ -185,13 +121,3 @@ def _at(failure: str, program: ProgramBundle) -> str:
         return failure
     line, column = program.last_form
     return f"{program.path}:{line}:{column}: {failure}"
-
-
-def run_totals(store: Store, run_id: str) -> tuple[int, float]:
-    """The tokens and cost of a run's steps (as `sexp runs` counts them), resumed steps included."""
-    rows = store.query(
-        """SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens,
-                  COALESCE(SUM(cost_usd), 0) AS cost FROM steps WHERE run_id = ?""",
-        (run_id,),
-    )
-    return int(rows[0]["tokens"]), float(rows[0]["cost"])

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..handler.cost import CostBudget
-from ..handler.llm import ModelReply
+from ..handler.model_request import ModelAnswer
 from ..results import TaskError
 
 
@@ -27,10 +27,10 @@ class BudgetKeeper:
     def reserve(self, estimate: float, bound: float | None) -> TaskError | None:
         return self.budget.reserve(estimate, bound)
 
-    def settle(self, reserved: float, reply: ModelReply | None) -> None:
+    def settle(self, reserved: float, reply: ModelAnswer | None) -> None:
         self.budget.settle(reserved, reply)
 
-    def spend(self, reply: ModelReply) -> None:
+    def spend(self, reply: ModelAnswer) -> None:
         self.budget.spend(reply)
 
     def state(self) -> tuple[float, int, TaskError | None]:
@@ -67,11 +67,11 @@ class RemoteBudget(CostBudget):
         refused: TaskError | None = self._fetch(self._keeper.reserve.remote(estimate, bound))
         return refused
 
-    def settle(self, reserved: float, reply: ModelReply | None) -> None:
+    def settle(self, reserved: float, reply: ModelAnswer | None) -> None:
         self._fetch(self._keeper.settle.remote(reserved, reply))
         if reply is not None:
             super().spend(reply)
 
-    def spend(self, reply: ModelReply) -> None:
+    def spend(self, reply: ModelAnswer) -> None:
         self._fetch(self._keeper.spend.remote(reply))
         super().spend(reply)

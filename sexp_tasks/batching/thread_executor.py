@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from ..handler.cost import CostBudget
 from ..lang.deepstack import STACK_BYTES, raise_interrupt_in
 from ..runs.store import Store
-from .row_runner import run_row
+from .row_runner import BatchShare, run_row
 from .rows import RowJob, RowOutcome
 
 WAIT_STEP = 0.1  # seconds between checks while waiting, so that Ctrl-C reaches the driver
@@ -33,9 +33,13 @@ class _Finished:
 class ThreadExecutor:
     """Runs rows on threads of this process (Executor of batch/driver.py)."""
 
-    def __init__(self, store: Store, budget: CostBudget | None = None) -> None:
+    def __init__(
+        self, store: Store, budget: CostBudget | None = None, share: BatchShare | None = None
+    ) -> None:
+        """budget: the batch's, every row's; share: the templates and cassette of the batch's rows."""
         self.store = store
         self.budget = budget
+        self.share = share
         self._lock = threading.Lock()
         self._stopped = False
         self._working: set[threading.Thread] = set()
@@ -69,7 +73,7 @@ class ThreadExecutor:
                     with self._lock:
                         self._working.add(me)
                     try:
-                        outcome = run_row(job, self.store, self.budget)
+                        outcome = run_row(job, self.store, self.budget, self.share)
                     finally:
                         with self._lock:
                             self._working.discard(me)

@@ -14,12 +14,19 @@ from ..diagnostics import error_line, format_error, report
 from ..errors import BatchError, OutWriteError, TemplateError
 from ..lang.printer import to_json_value
 from .bindings import parse_bindings
-from .setting_options import add_setting_options
+from .command_line import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_USAGE,
+    Commands,
+    command_settings,
+    guarded,
+)
+from .setting_options import add_setting_options, given_settings
 
 if TYPE_CHECKING:
     from ..batching.driver import BatchOptions
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2  # 2: the batch could not start, nothing ran
 EXECUTORS = ("threads", "ray")
 
 BATCH_HELP = """\
@@ -35,8 +42,8 @@ full disk: the batch stops, resume it), 2 the batch could not start (nothing ran
 """
 
 
-def add_batch_parser(commands: Any) -> None:
-    """`sexp batch`'s arguments, among the subcommands."""
+def register(commands: Commands) -> None:
+    """Declare `sexp batch` among commands."""
     batch = commands.add_parser(
         "batch",
         help="run a program once per line of a JSONL file",
@@ -94,6 +101,13 @@ def add_batch_parser(commands: Any) -> None:
     batch.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show Python tracebacks"
     )
+    batch.set_defaults(run=run_batch_command)
+
+
+def run_batch_command(args: argparse.Namespace, cwd: Path) -> int:
+    """`sexp batch FILE`, with the settings its options give."""
+    settings = command_settings(cwd, given_settings(args))
+    return guarded(args, lambda: batch_command(args, settings))
 
 
 def batch_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -105,7 +119,7 @@ def batch_command(args: argparse.Namespace, settings: Settings) -> int:
     except OutWriteError as err:  # rows ran, OUT could not be written: the batch did not finish
         report(error_line(err.message, err.where))
         return EXIT_ERROR
-    except BatchError as err:
+    except BatchError as err:  # the batch could not start: nothing ran
         report(error_line(err.message, err.where))
         return EXIT_USAGE
     except TemplateError as err:  # the program's templates do not load: no row ran

@@ -7,11 +7,11 @@ render_doc of the runtime's docs (special forms, primitives, library procedures,
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from pathlib import Path
 
 from ..config import Settings
-
-EXIT_OK = 0
+from .command_line import EXIT_OK, Commands, command_settings, guarded
+from .setting_options import given_settings
 
 DOC_HELP = """\
 With no NAME: every documented name, one a line (special forms, primitives, library procedures
@@ -21,8 +21,8 @@ with their types, model and output format). An unknown NAME is an error naming c
 (exit 1). `(help NAME)` in a program or the REPL prints the same."""
 
 
-def add_doc_parser(commands: Any) -> None:
-    """`sexp doc`'s parser, among the subcommands' (commands: argparse's subparsers action)."""
+def register(commands: Commands) -> None:
+    """Declare `sexp doc` among commands."""
     lines = argparse.RawDescriptionHelpFormatter
     doc = commands.add_parser(
         "doc", help="documentation of every name", description=DOC_HELP, formatter_class=lines
@@ -30,6 +30,13 @@ def add_doc_parser(commands: Any) -> None:
     doc.add_argument("name", nargs="?", metavar="NAME", help="a special form, primitive, procedure or task")
     doc.add_argument("-l", "--long", action="store_true", help="with no NAME: each one's kind and summary")
     doc.add_argument("--templates", action="append", default=[], metavar="DIR", help="also load DIR")
+    doc.set_defaults(run=run_doc)
+
+
+def run_doc(args: argparse.Namespace, cwd: Path) -> int:
+    """`sexp doc [NAME]`, with the templates of the settings and --templates."""
+    settings = command_settings(cwd, given_settings(args))
+    return guarded(args, lambda: doc_command(args.name, args.long, settings))
 
 
 def doc_command(name: str | None, long: bool, settings: Settings) -> int:

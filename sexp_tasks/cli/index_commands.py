@@ -1,56 +1,28 @@
-"""`sexp index [PATH]`: build or refresh the file index in the store (SPEC §5)."""
+"""`sexp index [PATH]`: build or refresh the file index in the store (SPEC §5), with
+cli/workspace_index.py."""
 
 from __future__ import annotations
 
-import os
-import sys
+import argparse
 from pathlib import Path
 
-from ..config import load_settings
-from ..diagnostics import report, warning_line
-from ..errors import UsageError
-from ..memory import index_path
-from ..runs.store import Store
-from ..tasks.progress import progress
-
-EXIT_OK = 0
+from .command_line import Commands, guarded
 
 
-def run_index_command(
-    path: str | None, store: str | None, workspace: str | None, quiet: bool, cwd: Path
-) -> int:
-    """Index path (default: the workspace) into the store; print one summary line unless quiet."""
-    settings = load_settings(cwd, {"store": store, "workspace": workspace, "quiet": quiet or None})
+def register(commands: Commands) -> None:
+    """Declare `sexp index` among commands."""
+    index = commands.add_parser("index", help="index the workspace's files for get-context")
+    index.add_argument("path", nargs="?", help="a directory or file in the workspace (default: all of it)")
+    index.add_argument("--store", metavar="PATH", help="the store (default .sexp/store.db)")
+    index.add_argument("--workspace", metavar="DIR", help="the directory paths are relative to")
+    index.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    index.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    index.set_defaults(run=run_index)
 
-    def warn(message: str) -> None:
-        if not settings.quiet:
-            report(warning_line(message))
 
-    for warning in settings.warnings:
-        warn(warning)
-    root = Path(settings.workspace)
-    if not root.is_dir():
-        raise UsageError(f"index: the workspace '{settings.workspace}' is not a directory")
-    target = Path(path) if path is not None else root
-    if not target.exists():
-        raise UsageError(f"index: no such file or directory '{path}'")
-    real_root, real_target = os.path.realpath(root), os.path.realpath(target)
-    if os.path.commonpath([real_root, real_target]) != real_root:
-        raise UsageError(f"index: '{path}' is outside the workspace ({real_root}); see --workspace")
-    opened = Store(settings.store)
-    held: list[str] = []  # warnings wait for the bar to be erased, so they do not break it
-    try:
-        indexed = index_path(
-            opened,
-            root,
-            target,
-            warn=held.append,
-            progress=lambda total: progress(sys.stderr, settings.quiet, "index", total),
-        )
-    finally:
-        opened.close()
-        for message in held:
-            warn(message)
-    if not settings.quiet:
-        print(indexed.line())
-    return EXIT_OK
+def run_index(args: argparse.Namespace, cwd: Path) -> int:
+    """Index PATH (default: the workspace); the exit status."""
+    from .workspace_index import index_workspace  # lazy: the memory system and the run store (cli/startup.py)
+
+    index = (args.path, args.store, args.workspace, args.quiet, cwd)
+    return guarded(args, lambda: index_workspace(*index))

@@ -3,6 +3,7 @@ starter project that runs offline at once), SPEC §10.3."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
@@ -14,8 +15,9 @@ from ..config import Settings, provider_keys, settings_in_force
 from ..diagnostics import error_line, report
 from ..redact import mask_url, scrub
 from ..resources import package_file
+from .command_line import EXIT_ERROR, EXIT_OK, Commands, command_settings, guarded
+from .setting_options import add_setting_options, given_settings
 
-EXIT_OK, EXIT_ERROR = 0, 1
 MASK = "********"  # what `sexp config` shows of a key that is set: never any part of it
 
 CONFIG_HELP = """\
@@ -51,6 +53,33 @@ Existing files are never overwritten: if any of these is there already, nothing 
 # The starter project (shipped in sexp_tasks/starter/), in the order it is written and shown.
 STARTER_FILES = ("sexp.toml", "tasks/summarize.xml", "main.sexp", "mock_responses.json", "test_main.py")
 OFFLINE_RUN = "sexp run main.sexp --model mock/starter --mock-responses mock_responses.json"
+
+
+def register(commands: Commands) -> None:
+    """Declare `sexp config` and `sexp init` among commands."""
+    lines = argparse.RawDescriptionHelpFormatter  # these help texts keep their lines
+    config = commands.add_parser(
+        "config", help="the settings in force", description=CONFIG_HELP, formatter_class=lines
+    )
+    add_setting_options(config)
+    config.add_argument("--json", action="store_true", help='print {KEY: {"value", "source"}}')
+    config.set_defaults(run=run_config)
+    init = commands.add_parser(
+        "init", help="write a starter project", description=INIT_HELP, formatter_class=lines
+    )
+    init.add_argument("directory", nargs="?", metavar="DIR", help="where (default: here; made if need be)")
+    init.set_defaults(run=run_init)
+
+
+def run_config(args: argparse.Namespace, cwd: Path) -> int:
+    """`sexp config`, with the settings its options give."""
+    settings = command_settings(cwd, given_settings(args))
+    return guarded(args, lambda: config_command(settings, args.json))
+
+
+def run_init(args: argparse.Namespace, cwd: Path) -> int:
+    """`sexp init [DIR]`."""
+    return guarded(args, lambda: init_command(args.directory))
 
 
 def config_command(settings: Settings, as_json: bool, out: TextIO | None = None) -> int:

@@ -1,39 +1,54 @@
-"""Options several subcommands share, declared once."""
+"""The flags that set settings, declared from the settings table (config/setting_table.py), and
+the settings a parsed command line gives, by name, for load_settings."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-SETTING_HELP = {
-    "model": "the model of every task call that names none itself (it overrides a template's <model>)",
-    "templates": "load task templates from DIR",
-    "mock_responses": "replies for mock/ models (a JSON list, or lists by template name)",
-    "record": "record every model call to a cassette",
-    "replay": "answer every model call from a cassette",
-    "store": "the run store (default .sexp/store.db)",
-    "workspace": "the directory files are confined to",
-    "max_cost": "stop model calls once this much is spent",
-    "script_user": "run scripts as USER (sexp running as root; see docs/security.md)",
-    "max_retries": "send a rate-limited or failed model request again at most N times (default 4)",
-    "request_timeout": "seconds a model request may take (default 600)",
-    "cache": "answer a model request asked before from the store's answer cache; keep each paid answer there",
-}
+from ..config import SETTING_ROWS, SETTINGS
+
+# Each setting flag's help text, by its argparse destination (`max_cost`).
+SETTING_HELP = {row.dest: row.help for row in SETTINGS if row.flag and row.common}
+# The flags of which a command line takes one at most: where the mock model's replies come from.
+_ONE_OF = ("mock_responses", "record", "replay")
+# The order --help lists the flags in (the order they were added); a flag not named here follows,
+# in the table's order.
+_HELP_ORDER = ("model", "templates", *_ONE_OF, "store", "workspace", "max_cost_usd", "script_user")
 
 
 def add_setting_options(parser: argparse.ArgumentParser, **help: str) -> None:
-    """The options that set settings: run's, eval's and batch's, and config's (which shows their
-    effect). help: another help text for an option, by its dest (`max_cost="..."`)."""
+    """The options that set settings: run's, eval's and batch's, the REPL's, and config's (which
+    shows their effect). help: another help text for an option, by its dest (`max_cost="..."`)."""
     text = SETTING_HELP | help
-    parser.add_argument("--model", help=text["model"])
-    parser.add_argument("--templates", action="append", default=[], metavar="DIR", help=text["templates"])
+    rows = [row for row in SETTINGS if row.flag and row.common]
+    rows.sort(key=lambda row: _HELP_ORDER.index(row.name) if row.name in _HELP_ORDER else len(_HELP_ORDER))
     replies = parser.add_mutually_exclusive_group()
-    replies.add_argument("--mock-responses", metavar="FILE", help=text["mock_responses"])
-    replies.add_argument("--record", metavar="FILE", help=text["record"])
-    replies.add_argument("--replay", metavar="FILE", help=text["replay"])
-    parser.add_argument("--store", metavar="PATH", help=text["store"])
-    parser.add_argument("--workspace", metavar="DIR", help=text["workspace"])
-    parser.add_argument("--max-cost", type=float, metavar="USD", help=text["max_cost"])
-    parser.add_argument("--script-user", metavar="USER", help=text["script_user"])
-    parser.add_argument("--max-retries", type=int, metavar="N", help=text["max_retries"])
-    parser.add_argument("--request-timeout", type=float, metavar="SECONDS", help=text["request_timeout"])
-    parser.add_argument("--cache", action="store_true", default=None, help=text["cache"])
+    for row in rows:
+        add_setting_option(replies if row.name in _ONE_OF else parser, row.name, text[row.dest])
+
+
+def add_setting_option(parser: argparse._ActionsContainer, name: str, help: str | None = None) -> None:
+    """The flag of setting name, with its table's help text unless help gives another."""
+    row = SETTING_ROWS[name]
+    assert row.flag is not None, f"setting {name} has no flag"
+    text = row.help if help is None else help
+    if list in row.types:
+        parser.add_argument(row.flag, action="append", default=[], metavar=row.metavar, help=text)
+    elif bool in row.types:
+        parser.add_argument(row.flag, action="store_true", help=text)
+    elif row.types[0] in (int, float):  # argparse reads the operand as the number
+        parser.add_argument(row.flag, type=row.types[0], metavar=row.metavar, help=text)
+    else:
+        parser.add_argument(row.flag, metavar=row.metavar, help=text)
+
+
+def given_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the parsed command line's flags give, by setting name, for load_settings: a
+    flag the command has not, or was not given (None, False, no directory), is left out."""
+    given: dict[str, Any] = {}
+    for row in SETTINGS:
+        value = getattr(args, row.dest, None) if row.flag else None
+        if value is not None and value is not False and value != []:
+            given[row.name] = value
+    return given

@@ -75,7 +75,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=True,
     ),
     "tomllib": Lazy(
-        ("sexp_tasks.config",),
+        ("sexp_tasks.config.loading",),
         "reading sexp.toml, when there is one: 3 ms",
         program=True,
     ),
@@ -105,8 +105,9 @@ LAZY_IMPORTS: dict[str, Lazy] = {
     ),
     "sexp_tasks.runtime": Lazy(
         (
-            "sexp_tasks.cli.main",
-            "sexp_tasks.cli.task_commands",
+            "sexp_tasks.cli.program_commands",
+            "sexp_tasks.cli.check_commands",
+            "sexp_tasks.cli.task_reports",
             "sexp_tasks.cli.doc_commands",
         ),
         "running or checking a program: the language and the task system, 38 ms"
@@ -114,12 +115,12 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=False,
     ),
     "sexp_tasks.repl": Lazy(
-        ("sexp_tasks.cli.main",),
+        ("sexp_tasks.cli.repl_commands",),
         "the REPL, whose session builds a Runtime: 41 ms",
         program=False,
     ),
-    "sexp_tasks.cli.run_commands": Lazy(
-        ("sexp_tasks.cli.main",),
+    "sexp_tasks.cli.run_reports": Lazy(
+        ("sexp_tasks.cli.runs_commands", "sexp_tasks.cli.program_commands"),
         "`sexp runs` and `trace`, and `run`'s closing summary: the run store, and traces"
         " (which import the handler): 35 ms",
         program=False,
@@ -129,13 +130,13 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         "`sexp batch`: the batch driver, the language and the run store, as `run` needs them",
         program=False,
     ),
-    "sexp_tasks.cli.index_commands": Lazy(
-        ("sexp_tasks.cli.main",),
+    "sexp_tasks.cli.workspace_index": Lazy(
+        ("sexp_tasks.cli.index_commands",),
         "`sexp index`: the memory system and the run store: 9 ms",
         program=False,
     ),
-    "sexp_tasks.cli.task_commands": Lazy(
-        ("sexp_tasks.cli.main",),
+    "sexp_tasks.cli.task_reports": Lazy(
+        ("sexp_tasks.cli.task_commands",),
         "`sexp tasks`: the template loader: 3.5 ms",
         program=False,
     ),
@@ -146,7 +147,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=False,
     ),
     "sexp_tasks.syntax.reader": Lazy(
-        ("sexp_tasks.cli.main", "sexp_tasks.cli.bindings"),
+        ("sexp_tasks.cli.check_commands", "sexp_tasks.cli.bindings"),
         "reading --set values and the files `sexp check` checks: 1.7 ms",
         program=False,
     ),

@@ -1,92 +1,71 @@
-"""`sexp tasks list|show NAME|validate PATH...|match TEXT|render NAME`."""
+"""`sexp tasks list|show NAME|validate PATH...|match TEXT|render NAME`: the task templates, printed
+by cli/task_reports.py."""
 
 from __future__ import annotations
 
-import json
+import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from ..config import Settings
-from ..diagnostics import error_line, failed_result_line, format_error, report, warning_line
-from ..errors import SexpError
-from ..handler.request import format_request
-from ..redact import scrub
-from ..results import TaskResult
-from ..tasks.template import check_json_schema, load_templates
-from ..xmltools import read_template
-from .bindings import parse_bindings
+from .command_line import CommandParser, Commands, command_settings, guarded
+from .setting_options import given_settings
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
-
-
-def run_tasks_command(action: str, operands: list[str], settings: Settings) -> int:
-    """Carry out one tasks subcommand; the exit status."""
-    from ..runtime import Runtime  # lazy: `validate` needs no Runtime (cli/startup.py)
-
-    if action == "validate":
-        return _validate(operands)
-    runtime = Runtime(settings)
-    library = runtime.tasks.library
-    if action == "list":
-        for listed in library:
-            print(f"{listed.name}  {listed.description}")
-        return EXIT_OK
-    if action == "show":
-        template = library.get(operands[0])
-        if template is None:
-            report(error_line(f"unknown task '{operands[0]}'{library.suggestion(operands[0])}"))
-            return EXIT_ERROR
-        print(template.describe())
-        return EXIT_OK
-    for score, template in runtime.tasks.match(" ".join(operands)):
-        print(f"{score:.2f}  {template.name}  {template.description}")
-    return EXIT_OK
+# The operands of each action that takes some, as run_tasks_command takes them.
+OPERANDS: dict[str, Callable[[argparse.Namespace], list[str]]] = {
+    "show": lambda args: [args.name],
+    "validate": lambda args: args.paths,
+    "match": lambda args: args.text,
+}
 
 
-def _validate(paths: list[str]) -> int:
-    status = EXIT_OK
-    files: list[Path] = []
-    for name in paths:
-        path = Path(name)
-        files += sorted(path.glob("*.xml")) if path.is_dir() else [path]
-    for path in files:
-        try:
-            templates = load_templates(read_template(path), str(path))
-            for template in templates:
-                check_json_schema(template)  # its $refs resolved, its depth bounded (SPEC §11.1)
-        except OSError as err:  # a missing file is a usage error, as for `run` and `check`
-            report(error_line(f"cannot read '{path}': {err.strerror}"))
-            status = max(status, EXIT_USAGE)
-            continue
-        except SexpError as err:
-            report(format_error(err))
-            status = max(status, EXIT_ERROR)
-            continue
-        print(f"{path}: ok ({', '.join(t.name for t in templates)})")
-    return status
+def register(commands: Commands) -> None:
+    """Declare `sexp tasks` and its actions among commands."""
+    tasks = commands.add_parser("tasks", help="list, show, validate and match task templates")
+    actions = tasks.add_subparsers(dest="action", metavar="ACTION", parser_class=CommandParser, required=True)
+    actions.add_parser("list", help="every template, with its description")
+    actions.add_parser("show", help="one template in full").add_argument("name", help="the template's name")
+    validate = actions.add_parser("validate", help="check XML template files or directories")
+    validate.add_argument("paths", nargs="+", help="XML template files or directories of them")
+    match = actions.add_parser("match", help="templates that fit a description")
+    match.add_argument("text", nargs="+", help="what the task should do")
+    render = actions.add_parser("render", help="print what a call of a template would send (sends nothing)")
+    render.add_argument("name", help="the template's name")
+    render.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an input or parameter (read as run's --set reads it: JSON {...} and [...] too)",
+    )
+    render.add_argument(
+        "--set-str", action="append", default=[], metavar="NAME=VALUE", help="one, as a string"
+    )
+    render.add_argument("--model", help="the model, when the call names none (as run's --model)")
+    render.add_argument("--json", action="store_true", help="print the request as JSON")
+    for sub in actions.choices.values():
+        sub.add_argument("--templates", action="append", default=[], metavar="DIR", help="also load DIR")
+        sub.set_defaults(run=run_action)
+    render.set_defaults(run=render_call)
 
 
-def render_command(settings: Settings, name: str, sets: list[str], set_strs: list[str], as_json: bool) -> int:
-    """`sexp tasks render NAME [--set name=value]...`: the request a call of NAME with these
-    inputs (and reserved parameters: model, tools, files, context...) would send first, built by
-    the code that builds a real call's; nothing is sent, litellm is not even imported. Keys are
-    masked. Exit 1 with the call's own error for bad inputs or an unknown name."""
-    from ..runtime import Runtime  # lazy, as above
+def run_action(args: argparse.Namespace, cwd: Path) -> int:
+    """`sexp tasks list|show|validate|match`."""
+    from .task_reports import run_tasks_command  # lazy: the template loader (cli/startup.py)
 
-    named = dict(parse_bindings(sets, literal=True) + parse_bindings(set_strs, literal=False))
-    tasks = Runtime(settings).tasks
-    template = tasks.library.get(name)
-    if template is None:
-        report(error_line(f"unknown task '{name}'{tasks.library.suggestion(name)}"))
-        return EXIT_ERROR
-    rendered = tasks.first_request(template, named)
-    if isinstance(rendered, TaskResult):  # the FAILED result the call would give
-        report(failed_result_line(rendered) or error_line(f"task '{name}' cannot be called"))
-        return EXIT_ERROR
-    if not settings.quiet:
-        for warning in rendered.warnings:
-            report(warning_line(f"{name}: {warning}"))
-    if as_json:
-        print(scrub(json.dumps(rendered.request, ensure_ascii=False)))
-    else:
-        print(scrub("\n".join(format_request(rendered.request))))
-    return EXIT_OK
+    settings = _settings(args, cwd)
+    operands = OPERANDS[args.action](args) if args.action in OPERANDS else []
+    return guarded(args, lambda: run_tasks_command(args.action, operands, settings))
+
+
+def render_call(args: argparse.Namespace, cwd: Path) -> int:
+    """`sexp tasks render NAME`: print the request a call of the template would send."""
+    from .task_reports import render_command  # lazy, as above
+
+    settings = _settings(args, cwd)
+    sets = (args.set, args.set_str)
+    return guarded(args, lambda: render_command(settings, args.name, *sets, as_json=args.json))
+
+
+def _settings(args: argparse.Namespace, cwd: Path) -> Settings:
+    return command_settings(cwd, given_settings(args))  # render's --model is run's

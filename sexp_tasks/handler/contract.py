@@ -19,6 +19,9 @@ from .replay import Cassette, MockScript
 if TYPE_CHECKING:
     from .python_tools import PythonTool
 
+# A model turn's answer, and the request as sent (without a response_format that was dropped).
+Sent = tuple[ModelAnswer, ModelRequest]
+
 BASE_SYSTEM_PROMPT = "You are a careful assistant that completes one well-defined task at a time."
 
 
@@ -52,20 +55,21 @@ class TaskPrompt:
     file_paths: tuple[str, ...] = ()  # files the Handler reads into the user message (workspace-confined)
     history: tuple[tuple[str, str], ...] = ()  # earlier (user, assistant) exchanges to replay first
     output: OutputSpec = OutputSpec()
-    model: str | None = None  # the resolved model string (litellm form, or mock/<name>)
+    # the model every turn asks (litellm form, or mock/<name>), as the Task System resolved it:
+    # the one place a call's model is kept
+    model: str = ""
 
 
 @dataclass(frozen=True)
 class HandlerConfig:
-    """Immutable settings of one Handler."""
+    """Immutable settings of one Handler (its model is the TaskPrompt's)."""
 
-    model: str
     api_base: str | None = None
     provider: str | None = None
     max_turns: int = 10
     max_tool_calls_per_turn: int = 16  # more tool calls in one model turn is RESOURCE_EXHAUSTION
-    max_tokens: int | None = None  # the output limit sent with each call, when set; bounds its cost
-    # the generation settings sent with each call under their OpenAI names (SPEC §10.2)
+    # the generation settings sent with each call under their OpenAI names (SPEC §10.2); a
+    # max_tokens among them also bounds what a call reserves against the budget
     generation: dict[str, Any] = field(default_factory=dict)
     max_context_window_fraction: float = 0.8
     warning_fraction: float = 0.8
@@ -94,15 +98,17 @@ class HandlerServices:
     spawn_subtask: Callable[[dict[str, Any]], Any] | None = None
     # Runs a tool call (name, arguments, run) as a journaled step of the run; its answer.
     record_tool: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = None
-    # Makes a model call (its request.model_request, tool schemas, send) as a journaled turn; its ModelReply.
-    record_turn: Callable[[dict[str, Any], Any, Callable[[], Any]], Any] | None = None
+    # Makes a model turn (its request, and send: the answer and the request as sent) a journaled
+    # turn of the run; what send gave, or what the run's store kept for the turn.
+    record_turn: Callable[[ModelRequest, Callable[[], Sent]], Sent] | None = None
+    # An answer for a request without sending it (reused from an earlier run or cached, its
+    # source set), or None: send it. Filled by --reuse and --cache.
+    ready_answer: Callable[[ModelRequest], ModelAnswer | None] | None = None
+    # Gets each paid answer with its request (the response cache keeps the completed ones).
+    keep_answer: Callable[[ModelRequest, ModelAnswer], None] | None = None
     # The run's cost budget: each call reserves its estimated cost before it is sent.
     budget: CostBudget = field(default_factory=CostBudget)
     # The Python functions offered as tools (Session.tool), by name: a template lists them in <tools>.
     python_tools: dict[str, PythonTool] = field(default_factory=dict)
     # Called just before a model call goes over the network (not a mock's, not a replayed one).
     before_sending: Callable[[], None] = field(default=lambda: None)
-    # SPEC §11.2, asked after a cassette's replay and before sending: a reused or cached answer
-    # (its source set), or None: send the request. Then keep_answer gets each paid answer.
-    ready_answer: Callable[[ModelRequest], ModelAnswer | None] | None = None
-    keep_answer: Callable[[ModelRequest, ModelAnswer], None] | None = None

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..results import TaskError
 from . import llm
-from .llm import ModelReply
+from .model_request import ModelAnswer
 
 WAIT_STEP = 0.1  # seconds between checks while a call waits for reservations to settle (Ctrl-C gets in)
 
@@ -92,27 +92,27 @@ class CostBudget:
             self._in_flight += 1
             return None
 
-    def settle(self, reserved: float, reply: ModelReply | None) -> None:
-        """Replace a call's reservation by what its reply cost (nothing when it got none), noting
+    def settle(self, reserved: float, answer: ModelAnswer | None) -> None:
+        """Replace a call's reservation by what its answer cost (nothing when it got none), noting
         its output size."""
         with self._lock:
             self._in_flight -= 1
             self._reserved = self._reserved - reserved if self._in_flight else 0.0  # no rounding drift
-            if reply is not None:
-                self._count(reply)
+            if answer is not None:
+                self._count(answer)
             self._settled.notify_all()
 
-    def spend(self, reply: ModelReply) -> None:
-        """Count a call that reserved nothing (a replayed one)."""
+    def spend(self, answer: ModelAnswer) -> None:
+        """Count a call that reserved nothing (a replayed, reused or cached answer)."""
         with self._lock:
-            self._count(reply)
+            self._count(answer)
 
-    def _count(self, reply: ModelReply) -> None:
-        self._spent += reply.cost_usd
-        self._largest_output = max(self._largest_output, reply.completion_tokens)
+    def _count(self, answer: ModelAnswer) -> None:
+        self._spent += answer.cost_usd
+        self._largest_output = max(self._largest_output, answer.completion_tokens)
         made = self._made
-        tokens = made.tokens + reply.prompt_tokens + reply.completion_tokens
-        self._made = Spending(made.calls + 1, tokens, made.cost_usd + reply.cost_usd)
+        tokens = made.tokens + answer.prompt_tokens + answer.completion_tokens
+        self._made = Spending(made.calls + 1, tokens, made.cost_usd + answer.cost_usd)
 
     def _refused(self, estimate: float) -> TaskError | None:
         spent, reserved, limit = self._spent, self._reserved, self.limit

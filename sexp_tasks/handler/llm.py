@@ -1,4 +1,4 @@
-"""The one module that imports litellm: a model call in, a ModelReply or a ProviderError out."""
+"""The one module that imports litellm: a ModelRequest in, a ModelAnswer or a ProviderError out."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from typing import Any
 
 from ..lang.values import well_formed
 from ..results import round_cost
+from .model_request import ModelAnswer, ModelRequest
 from .provider_errors import translate_error
-from .request import litellm_arguments, model_request
 
 DEFAULT_INPUT_WINDOW = 100_000
 DEFAULT_OUTPUT_LIMIT = 4096  # output tokens a call reserves against a budget when the model gives none
@@ -35,20 +35,6 @@ _CALLBACK_LISTS = (
     "_async_failure_callback",
     "_async_input_callback",
 )
-
-
-@dataclass
-class ModelReply:
-    """One assistant message and what it cost."""
-
-    content: str
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"id", "name", "arguments": str}
-    finish_reason: str | None = "stop"
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    latency_ms: float = 0.0
-    source: str = "paid"  # paid | reused | cached | replayed (handler/model_request.py: AnswerSource)
 
 
 @dataclass
@@ -137,29 +123,22 @@ def _model_map() -> dict[str, Any]:
 
 
 def complete(
-    model: str,
-    messages: list[dict[str, Any]],
-    tools: list[dict[str, Any]] | None = None,
+    request: ModelRequest,
     api_base: str | None = None,
     timeout: float = 600.0,
     mock: MockReply | None = None,
-    max_tokens: int | None = None,
-    generation: dict[str, Any] | None = None,
-    response_format: dict[str, Any] | None = None,
-) -> ModelReply:
-    """Send one chat completion through litellm, once; ProviderError when it fails (retries are
-    the Handler's: handler/retries.py). Safe to call from any thread.
-
-    What is sent is request.model_request of the arguments (max_tokens is a generation setting)."""
+) -> ModelAnswer:
+    """Send request through litellm, once (its litellm_arguments, and these transport settings);
+    ProviderError when it fails (retries are the caller's: handler/retries.py). Safe to call from
+    any thread."""
     litellm = _litellm()
-    settings = {**(generation or {}), **({} if max_tokens is None else {"max_tokens": max_tokens})}
-    options = litellm_arguments(model_request(model, messages, tools, settings, response_format))
+    options = request.litellm_arguments()
     options["timeout"] = timeout
     options["drop_params"] = True  # a setting the provider does not take is dropped, not an error
     options["max_retries"] = 0  # the OpenAI client's own retries would be hidden; the Handler retries
     if mock is not None:
         # litellm refuses an unknown provider, so mock/<name> answers as openai/<name>, no HTTP.
-        options["model"] = "openai/" + model.removeprefix("mock/")
+        options["model"] = "openai/" + request.model.removeprefix("mock/")
         options["mock_response"] = mock.content
         if mock.tool_calls:
             options["mock_tool_calls"] = _mock_tool_calls(mock.tool_calls)
@@ -177,7 +156,7 @@ def complete(
     except Exception as exc:
         raise translate_error(litellm, exc) from None
     latency = (time.perf_counter() - started) * 1000
-    return _reply(litellm, response, latency, is_mock=mock is not None)
+    return _answer(response, latency, request.model, is_mock=mock is not None)
 
 
 def unsupported_settings(model: str, keys: Any) -> list[str]:
@@ -306,33 +285,36 @@ def _mock_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return shaped
 
 
-def _reply(litellm: Any, response: Any, latency_ms: float, is_mock: bool) -> ModelReply:
-    """A ModelReply from a litellm ModelResponse; lone surrogates in its text replaced (U+FFFD).
-    A response without choices (some filtering proxies send `"choices": []`) is a reply with no
-    content and no finish reason: the Handler fails it as no answer, its usage still counted."""
+def _answer(response: Any, latency_ms: float, model: str, is_mock: bool) -> ModelAnswer:
+    """A ModelAnswer from a litellm ModelResponse; lone surrogates in its text replaced (U+FFFD).
+    A response without choices (some filtering proxies send `"choices": []`) is an answer with no
+    text and no finish reason: the Handler fails it as no answer, its usage still counted. Its
+    model is the one the response names (a mock's: the mock model asked)."""
     choice = response.choices[0] if response.choices else None
     message = choice.message if choice is not None else None
-    calls = [
+    calls = tuple(
         {
             "id": call.id or f"call_{i}",
             "name": well_formed(call.function.name or ""),
             "arguments": well_formed(call.function.arguments or ""),
         }
         for i, call in enumerate(getattr(message, "tool_calls", None) or [], 1)
-    ]
+    )
     usage = getattr(response, "usage", None)
     cost = 0.0
+    answered = None if is_mock else getattr(response, "model", None)
     if not is_mock:
         # litellm prices every response as it builds it; asking again with completion_cost costs
         # milliseconds per call for models it has no price for (it formats a traceback each time).
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = float(hidden.get("response_cost") or 0.0)
-    return ModelReply(
-        content=well_formed(getattr(message, "content", None) or ""),
+    return ModelAnswer(
+        text=well_formed(getattr(message, "content", None) or ""),
         tool_calls=calls,
         finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         cost_usd=round_cost(cost),
         latency_ms=round(latency_ms, 1),
+        model=answered if isinstance(answered, str) and answered else model,
     )

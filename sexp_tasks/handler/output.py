@@ -224,8 +224,3 @@ def type_name(value: Any) -> str:
     """The JSON name of a value's type."""
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), "a number")
-
-
-def argument_violations(arguments: dict[str, Any], schema: dict[str, Any]) -> list[str]:
-    """Where a tool call's arguments break its parameters' JSON Schema (a Python tool's), if anywhere."""
-    return violations(arguments, schema) or []

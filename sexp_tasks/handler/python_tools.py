@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SettingsError, SexpError
-from .output import argument_violations
+from .json_schema import violations
 from .tool_schema import TOOL_NAME, collection_type, function_schema, type_hints
 
 ANSWER_LIMIT = (
@@ -38,9 +38,9 @@ class PythonTool:
         parameters = self.schema["function"]["parameters"]
         if not self.takes_more:
             parameters = {**parameters, "additionalProperties": False}
-        violations = argument_violations(arguments, parameters)
-        if violations:
-            return f"error: {self.name}: invalid arguments: " + "; ".join(violations)
+        problems = violations(arguments, parameters)  # the arguments against the parameters' schema
+        if problems:
+            return f"error: {self.name}: invalid arguments: " + "; ".join(problems)
         try:
             for name, kind in self.collections:  # a JSON array as the tuple or set the hint asks for
                 if isinstance(arguments.get(name), list):

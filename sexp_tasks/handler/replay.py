@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
-from collections.abc import Callable
-from dataclasses import asdict
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,8 @@ from ..errors import ServiceError, UsageError
 from ..lang.suggest import did_you_mean
 from ..redact import scrub
 from ..run_context import ProgramOrder
-from .llm import MockReply, ModelReply
+from .llm import MockReply
+from .model_request import ModelAnswer, ModelRequest
 
 
 class MockScript:
@@ -118,14 +118,9 @@ def _check_entry(entry: Any, index: int, template: str = "") -> Any:
     raise ServiceError(f'mock responses: {where} must be a string or {{"content", "tool_calls"}}')
 
 
-def fingerprint(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
-    """A stable key for a request: sha256 of its model, messages and tools."""
-    text = json.dumps({"model": model, "messages": messages, "tools": tools or []}, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 class Cassette:
-    """Model replies recorded to, or replayed from, a JSONL file keyed by the request."""
+    """Model answers recorded to, or replayed from, a JSONL file keyed by the request's
+    fingerprint (a cassette an earlier version recorded, by its legacy_cassette_key)."""
 
     def __init__(self, path: str | Path, mode: str) -> None:
         if mode not in ("record", "replay"):
@@ -161,25 +156,40 @@ class Cassette:
                     f"replay: cassette '{self.path}' line {number} is not a recorded reply"
                 ) from None
 
-    def replay(self, key: str, model: str) -> ModelReply:
-        """The recorded reply for this request (in recorded order); ServiceError when there is none."""
+    def replay(self, request: ModelRequest) -> tuple[ModelAnswer, ModelRequest]:
+        """The recorded answer to this request (the same request's answers in recorded order), and
+        the request as it was sent: without its response_format when it was recorded so (the
+        provider refused it). ServiceError when the cassette holds none."""
         with self._lock:
-            replies = self._replies.get(key)
-            if not replies:
+            found = next(((key, sent) for key, sent in _keys(request) if self._replies.get(key)), None)
+            if found is None:
                 raise ServiceError(
-                    f"replay: cassette '{self.path}' has no recorded reply for this request to {model} "
-                    f"(key {key[:12]}); record it again with --record"
+                    f"replay: cassette '{self.path}' has no recorded reply for this request to "
+                    f"{request.model} (key {request.fingerprint()[:12]}); record it again with --record"
                 )
+            key, sent = found
             index = self._served.get(key, 0)
             self._served[key] = index + 1
-            reply = dict(replies[min(index, len(replies) - 1)])
-        reply.update(latency_ms=0.0, source="replayed")
-        return ModelReply(**reply)
+            replies = self._replies[key]
+            recorded = replies[min(index, len(replies) - 1)]
+        answer = ModelAnswer.from_record(recorded)
+        return replace(answer, latency_ms=0.0, source="replayed"), sent
 
-    def record(self, key: str, model: str, reply: ModelReply) -> None:
-        """Append one reply (no headers, keys or api_base: nothing secret is written)."""
-        line = scrub(
-            json.dumps({"key": key, "model": model, "reply": asdict(reply)}, sort_keys=True), shaped=False
-        )
+    def record(self, sent: ModelRequest, answer: ModelAnswer) -> None:
+        """Append one answer under the fingerprint of the request as sent (no headers, keys or
+        api_base: nothing secret is written)."""
+        entry = {"key": sent.fingerprint(), "model": sent.model, "reply": answer.as_record()}
+        line = scrub(json.dumps(entry, sort_keys=True), shaped=False)
         with self._lock, self.path.open("a", encoding="utf-8") as stream:
             stream.write(line + "\n")
+
+
+def _keys(request: ModelRequest) -> Iterator[tuple[str, ModelRequest]]:
+    """The keys a cassette may hold request's answer under, each with the request as then sent:
+    its fingerprint; without its response_format (recorded after the provider refused it); the
+    key of a cassette recorded before fingerprints (model, messages and tools)."""
+    yield request.fingerprint(), request
+    if request.response_format is not None:
+        plain = request.without_response_format()
+        yield plain.fingerprint(), plain
+    yield request.legacy_cassette_key(), request

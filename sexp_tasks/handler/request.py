@@ -1,11 +1,7 @@
-"""The request a model call sends (SPEC §10.3), built in one place and shown in one way.
-
-`model_request` is what every model call sends through litellm (llm.complete builds its
-arguments from it), what a recorded run keeps for each model turn, and what `sexp tasks render`
-prints, so the three cannot disagree. It holds `model`, `messages`, `generation` (the settings
-sent with the call under their OpenAI names: `max_tokens`, `temperature`...), `response_format`
-(None when not sent) and `tools` (the tool schemas offered, [] for none). Transport settings
-(api_base, timeout, retries) are not part of it.
+"""How a model request and its answer are shown (SPEC §10.3): `sexp tasks render` and `sexp trace
+--full` print them in one way. They read the JSON record a request keeps
+(model_request.ModelRequest.as_record: `model`, `messages`, `generation`, `response_format`,
+`tools`), as the run store holds it.
 """
 
 from __future__ import annotations
@@ -13,47 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..lang.values import well_formed
 
-REQUEST_KEYS = ("model", "messages", "generation", "response_format", "tools")
-
-
-def model_request(
-    model: str,
-    messages: list[dict[str, Any]],
-    tools: list[dict[str, Any]] | None = None,
-    generation: dict[str, Any] | None = None,
-    response_format: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The request, a JSON-ready copy of its parts (so later turns cannot change it); a lone
-    surrogate in a message (from a JSON escape in an input) becomes U+FFFD, as it is sent."""
-    return {
-        "model": model,
-        "messages": well_formed([dict(message) for message in messages]),
-        "generation": {key: value for key, value in (generation or {}).items() if value is not None},
-        "response_format": response_format,
-        "tools": list(tools or []),
-    }
-
-
-def litellm_arguments(request: dict[str, Any]) -> dict[str, Any]:
-    """The request as litellm.completion's keyword arguments: each generation setting under its
-    own name, and each of `extra`'s; tools and response_format only when there are any."""
-    arguments: dict[str, Any] = {"model": request["model"], "messages": request["messages"]}
-    settings = dict(request["generation"])
-    extra = settings.pop("extra", None) or {}
-    arguments.update(settings)
-    if extra:  # sent as given, even a setting litellm would drop for this provider (SPEC §11.1)
-        arguments.update(extra)
-        arguments["allowed_openai_params"] = list(extra)
-    if request["tools"]:
-        arguments["tools"] = request["tools"]
-    if request["response_format"] is not None:
-        arguments["response_format"] = request["response_format"]
-    return arguments
-
-
-# Showing a request ------------------------------------------------------------------------------
 def format_request(request: dict[str, Any], skip: int = 0) -> list[str]:
     """The request as readable lines: the model and settings, then each message under its role
     (`[system]`, `[user]`, `[assistant]`, `[tool call_1]`); the first `skip` messages are left

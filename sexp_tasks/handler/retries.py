@@ -14,7 +14,7 @@ from typing import Any
 
 from ..results import TaskError
 from .contract import HandlerConfig
-from .llm import ModelReply
+from .model_request import ModelAnswer
 from .provider_errors import ProviderError
 
 DEFAULT_BASE_DELAY = 0.5  # seconds before the first retry; each later one waits twice as long
@@ -83,7 +83,7 @@ class Deadline:
 class Attempts:
     """The requests of one model turn: sends, and sends again what may be retried.
 
-    A turn may be sent in several goes (structured.complete first sends a request carrying
+    A turn may be sent in several goes (structured.send_with_schema_fallback first sends a request carrying
     response_format without retries): a go that follows a failed one is itself a retry, unless
     it is the same turn without the response_format the provider refused."""
 
@@ -101,8 +101,8 @@ class Attempts:
         self.retries: list[dict[str, Any]] = []  # {"retry", "reason", "error", "delay_s"}
         self._failed: tuple[ProviderError, bool] | None = None  # the last go's error, and its response_format
 
-    def send(self, attempt: Callable[[float], ModelReply], retries: int, with_format: bool) -> ModelReply:
-        """attempt(timeout)'s reply, retrying it up to `retries` times; the last ProviderError."""
+    def send(self, attempt: Callable[[float], ModelAnswer], retries: int, with_format: bool) -> ModelAnswer:
+        """attempt(timeout)'s answer, retrying it up to `retries` times; the last ProviderError."""
         if self._failed is not None:
             failed, had_format = self._failed
             self._failed = None

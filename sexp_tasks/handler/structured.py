@@ -9,7 +9,7 @@ from typing import Any
 
 from . import llm
 from .contract import OutputSpec
-from .llm import ModelReply
+from .model_request import ModelAnswer, ModelRequest
 from .provider_errors import ProviderError
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
@@ -85,30 +85,30 @@ def refuses_response_format(error: ProviderError) -> bool:
 _refused: set[tuple[str, str | None]] = set()
 
 
-def complete(
-    request: dict[str, Any],
+def send_with_schema_fallback(
+    request: ModelRequest,
     api_base: str | None,
     num_retries: int,
-    send: Callable[[dict[str, Any], int], ModelReply],
-) -> tuple[ModelReply, bool]:
-    """send(request, num_retries)'s reply, and whether response_format was refused: then the same
-    call went again without it (the request is changed in place, so that a journaled turn keeps
-    what was really sent). A call carrying response_format is first sent without litellm's
-    retries, which would repeat a refusal; a failure that is not one is sent again with them."""
-    if request["response_format"] is None:
-        return send(request, num_retries), False
-    where = (request["model"], api_base)
+    send: Callable[[ModelRequest, int], ModelAnswer],
+) -> tuple[ModelAnswer, ModelRequest]:
+    """send(request, num_retries)'s answer, and the request as sent: when the provider refused
+    response_format, the same request went again without it (request.without_response_format).
+    A request carrying response_format is first sent without retries, which would repeat a
+    refusal; a failure that is not one is sent again with them."""
+    if request.response_format is None:
+        return send(request, num_retries), request
+    where = (request.model, api_base)
     if where not in _refused:
         try:
-            return send(request, 0), False
+            return send(request, 0), request
         except ProviderError as err:
             if not refuses_response_format(err):
                 if num_retries == 0:
                     raise
-                return send(request, num_retries - 1), False
+                return send(request, num_retries - 1), request
         _refused.add(where)
-    request["response_format"] = None
-    return send(request, num_retries), True
+    plain = request.without_response_format()
+    return send(plain, num_retries), plain
 
 
 def refusal_warning(model: str) -> str:

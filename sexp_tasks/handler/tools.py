@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SexpError
+from ..lang.values import parse_json_text
 from ..process.child_processes import OUTPUT_LIMIT, run_command
 from ..process.workspace import Workspace
+from ..results import TaskError
 
 if TYPE_CHECKING:
     from .python_tools import PythonTool
@@ -81,6 +83,20 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
     },
 }
 LIST_LIMIT = 1000
+
+
+def tool_arguments(call: Mapping[str, Any]) -> dict[str, Any] | TaskError:
+    """A model's tool call's arguments (a JSON object), or the INVALID_OUTPUT error they are."""
+    try:
+        arguments = parse_json_text(call["arguments"] or "{}")
+    except (json.JSONDecodeError, RecursionError) as err:
+        why = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
+        message = f"the arguments of tool call {call['name']!r} are not JSON: {why}"
+        return TaskError("INVALID_OUTPUT", message, details={"arguments": call["arguments"][:500]})
+    if not isinstance(arguments, dict):
+        message = f"the arguments of tool call {call['name']!r} are not a JSON object"
+        return TaskError("INVALID_OUTPUT", message)
+    return arguments
 
 
 class ToolBox:

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, final
 
-from ..errors import ArityError, RecursionDepthError, SexpError, TypeError_, ValueError_
-from ..syntax.source import Span
+from ..errors import ArityError, RecursionDepthError, SexpError, Span, TypeError_, ValueError_
 from .printer import to_repr
 from .values import CALL_SITE, Frame, HigherOrderPrimitive, Primitive, Procedure, Value, type_name
 

@@ -20,8 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ..errors import SexpError
-from ..syntax.source import Span
+from ..errors import SexpError, Span
 from .calls import (
     Closure,
     TailCall,

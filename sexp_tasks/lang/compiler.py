@@ -17,13 +17,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
-from ..errors import SexpError
+from ..errors import SexpError, Span
 from ..syntax.nodes import DictNode, FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol
-from ..syntax.source import Span
 from .calls import nested_too_deeply
 from .callsite import Operand, can_inline, inline_primitive, make_call, make_if
 from .codegen import checked_reference, constant, frame_at, sequence
-from .dynamic import DYNAMIC_VARIABLES, binding
+from .dynamic import DynamicVariable
 from .environment import GlobalEnvironment, Scope
 from .forms import SpecialForm
 from .quoting import dict_key
@@ -44,6 +43,8 @@ class Compiler:
         # The special forms this compiler knows, by name: the registries installed (add_forms).
         # A plain dict, as looking a form up is on the path of every call compiled.
         self.forms: dict[str, SpecialForm] = {}
+        # The dynamically bound variables this compiler knows, by name (add_dynamic_variable).
+        self.dynamic_variables: dict[str, DynamicVariable] = {}
         self._sharing = threading.local()  # its table: see _shared_compilations
 
     def add_forms(self, registry: Mapping[str, SpecialForm]) -> None:
@@ -53,6 +54,13 @@ class Compiler:
         if taken:
             raise ValueError(f"special forms installed twice: {', '.join(taken)}")
         self.forms.update(registry)
+
+    def add_dynamic_variable(self, variable: DynamicVariable) -> None:
+        """Make variable's name dynamically bound in the code this compiler compiles from now on
+        (the task system's `*loop-config*`); a name it knows already is an error."""
+        if variable.name in self.dynamic_variables:
+            raise ValueError(f"dynamic variable installed twice: {variable.name}")
+        self.dynamic_variables[variable.name] = variable
 
     def extend(self, extension: object) -> None:
         """Make extension (the task system) known to the special forms it installed, which find
@@ -125,7 +133,7 @@ class Compiler:
         name = node.name
         found = scope.resolve(name) if scope is not None else None
         if found is None:
-            if name in DYNAMIC_VARIABLES:  # read through its binding, below
+            if name in self.dynamic_variables:  # read through its binding, below
                 return Operand("code", self._global_reference(node, scope, node.span))
             return Operand("global", name)
         depth, slot, maybe_unbound = found
@@ -273,11 +281,13 @@ class Compiler:
             except KeyError:
                 return missing(name, span, scope)
 
-        if name not in DYNAMIC_VARIABLES:
+        variable = self.dynamic_variables.get(name)
+        if variable is None:
             return reference
+        binding = variable.binding
 
         def dynamic_reference(env: Frame) -> Value:
-            value = binding(name)
+            value = binding()
             return reference(env) if value is UNBOUND else value
 
         return dynamic_reference

@@ -16,6 +16,7 @@ from typing import TypeVar, cast
 
 T = TypeVar("T")
 
+DEFAULT_RECURSION_LIMIT = 10_000  # nested calls a program may make (sexp.toml's recursion_limit)
 STACK_BYTES = 512 * 1024 * 1024
 PYTHON_FRAMES_PER_CALL = 12
 

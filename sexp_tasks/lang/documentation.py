@@ -21,9 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import NameError_
+from ..errors import NameError_, Span
 from ..syntax.nodes import Node
-from ..syntax.source import Span
 from .calls import Closure
 from .printer import to_repr
 from .quoting import datum

@@ -5,6 +5,10 @@ A binding lives in a context variable, not in the global table, so it belongs to
 made it and to the pmap elements that thread starts (each runs in a copy of its context): two loops
 running at once under pmap each see their own. Outside any binding the name reads the global table
 as any other name does.
+
+A variable is dynamic only in the compilers it is installed in (Compiler.add_dynamic_variable), as
+a special form is: the task system installs `*loop-config*` in the runtime's, so a plain
+Interpreter reads that name as any other, whatever else the process has imported.
 """
 
 from __future__ import annotations
@@ -15,37 +19,37 @@ from contextlib import contextmanager
 
 from .values import UNBOUND, Unbound, Value  # UNBOUND: what one holds outside every binding
 
-# name -> its binding; the compiler reads these names here rather than in the global table
-DYNAMIC_VARIABLES: dict[str, contextvars.ContextVar[Value | Unbound]] = {}
 
+class DynamicVariable:
+    """One dynamically bound name, and the context variable holding its binding."""
 
-def dynamic_variable(name: str) -> str:
-    """Register name as dynamically bound; gives the name back, for the module that binds it."""
-    DYNAMIC_VARIABLES.setdefault(name, contextvars.ContextVar(f"sexp_dynamic_{name}", default=UNBOUND))
-    return name
+    __slots__ = ("name", "_binding")
 
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._binding: contextvars.ContextVar[Value | Unbound] = contextvars.ContextVar(
+            f"sexp_dynamic_{name}", default=UNBOUND
+        )
 
-@contextmanager
-def bound(name: str, value: Value) -> Iterator[None]:
-    """name bound to value in this context for the duration; the previous binding (or none) after."""
-    variable = DYNAMIC_VARIABLES[name]
-    token = variable.set(value)
-    try:
-        yield
-    finally:
-        variable.reset(token)
+    @contextmanager
+    def bound(self, value: Value) -> Iterator[None]:
+        """Bound to value in this context for the duration; the previous binding (or none) after."""
+        token = self._binding.set(value)
+        try:
+            yield
+        finally:
+            self._binding.reset(token)
 
+    def binding(self) -> Value | Unbound:
+        """The value in this context, or UNBOUND outside every binding."""
+        return self._binding.get()
 
-def binding(name: str) -> Value | Unbound:
-    """name's value in this context, or UNBOUND outside every binding (or when not dynamic)."""
-    variable = DYNAMIC_VARIABLES.get(name)
-    return UNBOUND if variable is None else variable.get()
+    def rebind(self, value: Value) -> bool:
+        """`set!` of the variable: change the innermost binding; False when none is in force."""
+        if self._binding.get() is UNBOUND:
+            return False
+        self._binding.set(value)  # undone with the binding, when the form that made it ends
+        return True
 
-
-def rebind(name: str, value: Value) -> bool:
-    """`set!` of a dynamic variable: change the innermost binding; False when none is in force."""
-    variable = DYNAMIC_VARIABLES.get(name)
-    if variable is None or variable.get() is UNBOUND:
-        return False
-    variable.set(value)  # undone with the binding, when the form that made it ends
-    return True
+    def __repr__(self) -> str:
+        return f"DynamicVariable({self.name!r})"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..errors import FormError, NameError_
+from ..errors import FormError, NameError_, Span
 from ..syntax.nodes import Node
-from ..syntax.source import Span
+from .operator_calls import OperatorCalls
 from .suggest import did_you_mean
 from .values import Value
 
@@ -32,6 +32,7 @@ class GlobalEnvironment:
         self.name_sources: list[Callable[[], Iterable[str]]] = []  # names resolvers could give
         self.pending: dict[str, Node] = {}  # library definitions not compiled yet (prelude.py)
         self.reserved: Iterable[str] = ()  # special-form names, for suggestions
+        self.operator_calls = OperatorCalls()  # what reduce's calls run inside (the task system's hook)
 
     def define(self, name: str, value: Value) -> None:
         """Bind name globally."""

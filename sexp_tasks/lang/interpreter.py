@@ -11,11 +11,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from ..config import Settings
 from ..resources import data_dir
 from ..syntax.reader import read
 from .compiler import Compiler
-from .deepstack import allow_recursion
+from .deepstack import DEFAULT_RECURSION_LIMIT, allow_recursion
 from .documentation import Documentation
 from .environment import TOP_FRAME, GlobalEnvironment
 from .forms import CORE_FORMS
@@ -35,7 +34,7 @@ class Interpreter:
         # where a session of the language starts (and where the CLI does), not on import:
         # importing a library must not change this.
         sys.set_int_max_str_digits(0)
-        limit = Settings().recursion_limit if recursion_limit is None else recursion_limit
+        limit = DEFAULT_RECURSION_LIMIT if recursion_limit is None else recursion_limit
         self.globals = GlobalEnvironment()
         allow_recursion(limit)
         self.compiler = Compiler(self.globals, limit)

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import ArityError, FormError
+from ..errors import ArityError, FormError, Span
 from ..syntax.nodes import FunctionCallNode, Keyword, ListNode, Node, Symbol, elements
-from ..syntax.source import Span
 from .calls import Closure, expected_count
 from .environment import FIRST_SLOT
 from .printer import to_repr

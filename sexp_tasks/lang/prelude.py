@@ -13,10 +13,9 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import FormError
+from ..errors import FormError, LibraryFile
 from ..syntax.nodes import FunctionCallNode, Node
 from ..syntax.reader import read
-from ..syntax.source import LibraryFile
 from .compiler import Compiler
 from .documentation import PROCEDURE, Doc, lambda_signature, parse_doc
 from .environment import TOP_FRAME, GlobalEnvironment

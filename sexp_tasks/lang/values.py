@@ -16,8 +16,8 @@ from contextvars import ContextVar
 from enum import Enum
 from typing import Any, Protocol, TypeAlias
 
+from ..errors import Span
 from ..syntax.nodes import Keyword, Symbol
-from ..syntax.source import Span
 
 
 class Unbound(Enum):

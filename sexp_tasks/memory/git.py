@@ -8,10 +8,11 @@ repository, or when git fails for any reason, the answers are None and {}: never
 from __future__ import annotations
 
 import os
-import subprocess
+from contextlib import closing
 from pathlib import Path
 
-CHUNK = 64 * 1024
+from ..process.child_processes import command_output, output_chunks
+
 _COMMIT = b"\x01"
 
 
@@ -27,18 +28,8 @@ def _names(output: bytes) -> list[str]:
 
 
 def _ls_files(directory: Path, *options: str) -> list[str] | None:
-    try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z", *options],
-            cwd=directory,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=_environment(),
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return _names(done.stdout) if done.returncode == 0 else None
+    output = command_output(["git", "ls-files", "-z", *options], directory, _environment(), timeout=60)
+    return None if output is None else _names(output)
 
 
 def listed_files(directory: Path) -> tuple[list[str], set[str]] | None:
@@ -66,35 +57,20 @@ def last_commits(directory: Path, wanted: set[str]) -> dict[str, str]:
         "--",
         ".",
     ]
-    try:
-        process = subprocess.Popen(
-            command,
-            cwd=directory,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=_environment(),
-        )
-    except (OSError, subprocess.SubprocessError):
-        return {}
     found: dict[str, str] = {}
+    pending = b""
     try:
-        assert process.stdout is not None
-        pending = b""
-        while len(found) < len(wanted):
-            chunk = os.read(process.stdout.fileno(), CHUNK)
-            if not chunk:
+        with closing(output_chunks(command, directory, _environment())) as chunks:
+            for chunk in chunks:
+                *complete, pending = (pending + chunk).split(_COMMIT)
+                for commit in complete:
+                    _take(commit, wanted, found)
+                if len(found) >= len(wanted):
+                    break  # every file has its commit: the rest of history is not needed
+            else:
                 _take(pending, wanted, found)
-                break
-            *complete, pending = (pending + chunk).split(_COMMIT)
-            for commit in complete:
-                _take(commit, wanted, found)
     except OSError:
         pass
-    finally:
-        if process.poll() is None:
-            process.kill()  # every file has its commit: the rest of history is not needed
-        process.wait()
     return found
 
 

@@ -58,16 +58,14 @@ BINARY_SUFFIXES = frozenset(
     """.split()
 )
 
-UPSERT = """INSERT OR REPLACE INTO files
-    (path, size, mtime_ns, digest, summary, headings, identifiers, last_commit, indexed_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
-
 
 class Store(Protocol):
     """The part of sexp_tasks.runs.store.Store the indexer uses."""
 
-    def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None: ...
-    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]: ...
+    def indexed_files(self) -> list[dict[str, Any]]: ...
+    def index_files(self, rows: list[tuple[Any, ...]]) -> None: ...
+    def set_last_commits(self, commits: list[tuple[str | None, str]]) -> None: ...
+    def unindex_files(self, paths: list[str]) -> None: ...
 
 
 class Bar(Protocol):
@@ -109,7 +107,7 @@ def index_path(
     files, tracked = _candidates(target)
     base = target if target.is_dir() else target.parent
     commits = git.last_commits(base, tracked)
-    known = {row["path"]: row for row in store.query(_KNOWN) if _within(row["path"], scope)}
+    known = {row["path"]: row for row in store.indexed_files() if _within(row["path"], scope)}
     kept: set[str] = set()
     rows: list[tuple[Any, ...]] = []
     recommits: list[tuple[str | None, str]] = []
@@ -123,17 +121,14 @@ def index_path(
             if outcome != "skipped":
                 kept.add(rel)
             if len(rows) >= BATCH:
-                store.write_many(UPSERT, rows)
+                store.index_files(rows)
                 rows = []
             bar.advance()
-    store.write_many(UPSERT, rows)
-    store.write_many("UPDATE files SET last_commit = ? WHERE path = ?", recommits)
+    store.index_files(rows)
+    store.set_last_commits(recommits)
     gone = sorted(set(known) - kept)
-    store.write_many("DELETE FROM files WHERE path = ?", [(path,) for path in gone])
+    store.unindex_files(gone)
     return IndexReport(len(kept), counts["read"], counts["unchanged"], len(gone), counts["skipped"])
-
-
-_KNOWN = "SELECT path, size, mtime_ns, digest, last_commit, indexed_at FROM files"
 
 
 class _NoBar:

@@ -29,14 +29,13 @@ def get_context(ctx: TaskServices, query: Any, *options: Any) -> list[dict[str, 
     """
     text = as_string("get-context", query)
     limit = _limit(options)
-    journal = ctx.tasks.journal
     found = relevant_files(
         text,
         limit,
         ctx.settings,
         ctx.tasks,
         lambda message: ctx.warn(f"get-context: {message}"),
-        store=journal.store if journal is not None else None,
+        store=ctx.tasks.current_run().store,  # the recorded run's, when there is one
     )
     return [f.to_value() for f in found]
 

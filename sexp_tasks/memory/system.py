@@ -18,7 +18,8 @@ from .ranking import Document, rank
 class Store(Protocol):
     """The part of sexp_tasks.runs.store.Store the Memory System uses."""
 
-    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]: ...
+    def indexed_count(self) -> int: ...
+    def indexed_documents(self) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,11 @@ class MemorySystem:
 
     def size(self) -> int:
         """How many files the index holds."""
-        return int(self.store.query("SELECT COUNT(*) AS n FROM files")[0]["n"])
+        return self.store.indexed_count()
 
     def documents(self) -> list[Document]:
         """Every indexed file as the ranking sees it."""
-        rows = self.store.query("SELECT path, summary, headings, identifiers FROM files")
+        rows = self.store.indexed_documents()
         return [
             Document(row["path"], row["summary"], _names(row["headings"]), _names(row["identifiers"]))
             for row in rows

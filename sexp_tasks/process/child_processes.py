@@ -1,4 +1,6 @@
-"""The one process runner, for scripts (SPEC §2.8) and the model's run_command tool.
+"""The one process runner, for scripts (SPEC §2.8) and the model's run_command tool; and the one
+module that imports subprocess (an import contract holds it), so sexp's own read-only queries
+(git, for the file index) start here too, directly (command_output, output_chunks).
 
 A command runs from an argument list (a shell only when asked), with a scrubbed environment,
 under the launcher of process/launcher.py: its own process group and session, a subreaper that
@@ -23,7 +25,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +96,48 @@ def start_failure(err: OSError, name: str) -> str:
     reasons = {errno.ENOENT: "command not found", errno.EACCES: "permission denied"}
     why = reasons.get(err.errno or 0) or (err.strerror or str(err)).lower()
     return f"cannot start {name!r}: {why}"
+
+
+# Sexp's own short read-only queries (git, for the file index) run directly, not under the
+# launcher: nothing of the user's runs in them, and they end on their own or are killed here.
+
+
+def command_output(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float) -> bytes | None:
+    """The stdout of one of sexp's own read-only commands; None when it cannot start, exits
+    non-zero or runs past timeout seconds."""
+    try:
+        done = subprocess.run(
+            list(argv), cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, env=dict(env), timeout=timeout
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def output_chunks(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> Generator[bytes, None, None]:
+    """The stdout of one of sexp's own read-only commands, chunk by chunk as it comes; nothing when
+    it cannot start, and OSError when the pipe cannot be read. A reader that has what it needs
+    closes the iterator: the command is killed, the rest of its output never made."""
+    try:
+        process = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=dict(env),
+        )
+    except (OSError, subprocess.SubprocessError):
+        return
+    assert process.stdout is not None
+    try:
+        while chunk := os.read(process.stdout.fileno(), CHUNK):
+            yield chunk
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stdout.close()
 
 
 def run_command(

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 from ..config import Settings
 from ..diagnostics import INTERRUPTED, error_line, failed_result_line, format_error, format_failure
@@ -25,7 +24,7 @@ from ..lang.deepstack import run_with_deep_stack
 from ..lang.printer import to_repr
 from ..lang.values import Value
 from ..results import TaskResult
-from ..runs.journal import Journal, new_run_id, program_hash
+from ..runs.recording import Run
 from ..runs.store import Store
 from ..runtime import Runtime
 from ..syntax.reader import read
@@ -75,10 +74,8 @@ class Session:
         self.runtime = self._new_runtime()
 
     def set_model(self, model: str) -> None:
-        """The model for every later task call that names none (like --model)."""
-        self.settings = replace(self.settings, model_override=model)
-        self.runtime.settings = self.settings
-        self.runtime.tasks.settings = self.settings
+        """The model for every later task call that names none, given as --model gives it."""
+        self.settings = self.runtime.override_settings(model=model)
 
     def close(self) -> None:
         """Release the run store."""
@@ -135,13 +132,13 @@ class Session:
 
     def evaluate(self, action: Callable[[], Value], program: str, text: str) -> Reply:
         """Run action as one input: on a deep stack, recorded when it calls a task; its reply."""
-        journal = _InputJournal(self, program, text)
-        self.runtime.tasks.journal = journal
+        run = self._input_run()
+        run.begin_at_first_step(program, text)
         before = dict(self.runtime.globals.values)
         pending = set(self.runtime.globals.pending)
         status = "failed"
         try:
-            value = run_interruptibly(action)
+            value = run_interruptibly(lambda: _within(run, action))
             status = "failed" if isinstance(value, TaskResult) and value.failed else "completed"
             return Printed(_echo(value))
         except KeyboardInterrupt:
@@ -150,15 +147,24 @@ class Session:
         except Exception as exc:  # the input's error, or a bug in sexp itself: say so, and go on
             return Failed(format_failure(exc, self.debug))
         finally:
-            self.runtime.tasks.journal = None
             self._note_definitions(before, pending)
-            if journal.begun:
-                self.last_run = journal.run_id
+            if run.begun:
+                self.last_run = run.run_id
                 try:
-                    journal.store.end_run(journal.run_id, status)
+                    run.end(status)
                 except SexpError as err:  # the store went away: the reply still stands
-                    self.runtime.warn(f"run {journal.run_id} not marked {status}: {err.message}")
-                journal.release()
+                    self.runtime.warn(f"run {run.run_id} not marked {status}: {err.message}")
+
+    def _input_run(self) -> Run:
+        """An input's run: recorded in the session's store from its first step, spending from the
+        session's budget, with its cassette; the REPL announces no run."""
+        outside = self.runtime.tasks.unrecorded
+        return Run(outside.budget, outside.cassette, lambda create: self._open(), str(self.settings.store))
+
+    def _open(self) -> Store:
+        store = self.store(create=True)
+        assert store is not None  # made when missing
+        return store
 
     def _note_definitions(self, before: dict[str, Value], pending: set[str]) -> None:
         """Remember the globals this input defined or redefined (not prelude names it looked up)."""
@@ -267,49 +273,10 @@ def _echo(value: Value) -> str:
     return f"{text}\n{line}" if line else text
 
 
-class _InputJournal(Journal):
-    """A journal whose run begins with its first step, so inputs that call no task record nothing."""
-
-    def __init__(self, session: Session, program: str, text: str) -> None:
-        self._session = session
-        self._program = program
-        self._hash = program_hash(text)
-        self._beginning = threading.Lock()
-        self.begun = False
-        self._hold: Any = None  # the run's lock, held while the input runs
-        self._nothing_yet: Store | None = None
-        super().__init__(None, new_run_id())  # type: ignore[arg-type]  # the store opens lazily
-
-    @property  # type: ignore[override]
-    def store(self) -> Store:
-        """The session's store; before the first step, an empty one in memory if there is none
-        on disk (reading past scores for match-tasks must not create a store)."""
-        store = self._session.store(create=False)
-        if store is None:
-            if self._nothing_yet is None:
-                self._nothing_yet = Store(":memory:")
-            return self._nothing_yet
-        return store
-
-    @store.setter
-    def store(self, value: Store | None) -> None:
-        pass  # always the session's store
-
-    def record(self, *args: Any, **kwargs: Any) -> Any:
-        with self._beginning:  # pmap's workers may make the first steps at once
-            if not self.begun:
-                store = self._session.store(create=True)
-                assert store is not None
-                self._hold = store.hold_run(self.run_id)  # so `sexp runs` sees it live
-                store.begin_run(self.run_id, self._program, self._hash, {})
-                self.begun = True
-        return super().record(*args, **kwargs)
-
-    def release(self) -> None:
-        """Let go of the run's lock: the input is over."""
-        if self._hold is not None:
-            self._hold.close()
-            self._hold = None
+def _within(run: Run, action: Callable[[], T]) -> T:
+    """action() as run's code (in the evaluating thread: a new thread starts outside any run)."""
+    with run.active():
+        return action()
 
 
 def run_interruptibly(action: Callable[[], T]) -> T:

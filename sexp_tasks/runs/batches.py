@@ -1,8 +1,8 @@
 """Batches in the run store (SPEC §10.5): a batch, and one row per input line, each row naming
 its own recorded run.
 
-The tables are made by the first batch a store records (CREATE ... IF NOT EXISTS), so a store
-written before batches existed opens as it is, and reading one that has none finds none.
+The tables are migration 2 of the store's schema (runs/schema.py): a store written before
+batches existed gains them when it is opened.
 A row is recorded `running` with its run's id when it starts, so that a batch killed mid-way
 knows which run to resume for it; `ok` or `error` when it ends.
 """
@@ -17,31 +17,6 @@ from ..errors import BatchError, StoreError
 from ..results import round_cost
 from .store import Store, kept_json
 
-TABLES = (
-    """CREATE TABLE IF NOT EXISTS batches (
-        id TEXT PRIMARY KEY,
-        program TEXT NOT NULL,          -- the program file, as given
-        program_hash TEXT NOT NULL,
-        data TEXT NOT NULL,             -- the input file, or <python> for rows given from Python
-        options TEXT NOT NULL,          -- JSON: total, out, data_digest, concurrency, executor
-        status TEXT NOT NULL,           -- running | completed | failed | interrupted
-        started_at REAL NOT NULL,
-        ended_at REAL
-    )""",
-    """CREATE TABLE IF NOT EXISTS batch_rows (
-        batch_id TEXT NOT NULL REFERENCES batches(id),
-        "index" INTEGER NOT NULL,       -- 0-based, in input order
-        run_id TEXT NOT NULL,
-        status TEXT NOT NULL,           -- running | ok | error
-        value TEXT,                     -- JSON of the final value
-        error TEXT,
-        tokens INTEGER DEFAULT 0,
-        cost_usd REAL DEFAULT 0,
-        seconds REAL DEFAULT 0,
-        PRIMARY KEY (batch_id, "index")
-    )""",
-    "CREATE INDEX IF NOT EXISTS batch_rows_run ON batch_rows (run_id)",
-)
 OUT_KEYS = ("index", "status", "value", "error", "run_id", "tokens", "cost_usd", "seconds")
 
 
@@ -49,18 +24,10 @@ def lock_name(batch_id: str) -> str:
     return f"batch-{batch_id}"
 
 
-def has_batches(store: Store) -> bool:
-    """Whether the store has the batch tables (a store no batch has used has none)."""
-    found = store.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'batch_rows'")
-    return bool(found)
-
-
 def begin_batch(
     store: Store, batch_id: str, program: str, digest: str, data: str, options: dict[str, Any]
 ) -> Any:
-    """Record a new batch (making the tables if need be); the lock held while it runs."""
-    for statement in TABLES:
-        store.write(statement)
+    """Record a new batch; the lock held while it runs."""
     held = store.hold_run(lock_name(batch_id))
     store.write(
         """INSERT INTO batches (id, program, program_hash, data, options, status, started_at)
@@ -104,8 +71,6 @@ def end_batch(store: Store, batch_id: str, status: str) -> None:
 def batch(store: Store, batch_id: str) -> dict[str, Any] | None:
     """The batch's row with its options decoded, None when the store has no such batch; one whose
     process died is `interrupted`."""
-    if not has_batches(store):
-        return None
     rows = store.query("SELECT * FROM batches WHERE id = ?", (batch_id,))
     if not rows:
         return None
@@ -176,7 +141,7 @@ def batch_refused_calls(store: Store, batch_id: str) -> int:
 
 def batches_of_runs(store: Store, run_ids: list[str]) -> dict[str, tuple[str, int]]:
     """For each of run_ids that is a batch's row: (the batch's id, the row's index)."""
-    if not run_ids or not has_batches(store):
+    if not run_ids:
         return {}
     marks = ", ".join("?" for _ in run_ids)
     rows = store.query(f'SELECT batch_id, "index", run_id FROM batch_rows WHERE run_id IN ({marks})', run_ids)

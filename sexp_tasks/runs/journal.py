@@ -18,10 +18,10 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
+from ..errors import Span
 from ..resources import data_dir
 from ..results import COMPLETE, FAILED, TaskResult, from_record, to_record
 from ..run_context import element_path, run_context, within
-from ..syntax.source import Span
 from .store import Store
 
 
@@ -65,7 +65,16 @@ def _relative(path: str, root: str) -> str:
 class Journal:
     """Records a run's steps in the store; when resuming, answers completed ones from it."""
 
-    def __init__(self, store: Store, run_id: str, resuming: bool = False, root: str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store | None,
+        run_id: str,
+        resuming: bool = False,
+        root: str | None = None,
+        begin: Callable[[], Store] | None = None,
+    ) -> None:
+        """store: the run's, open; or None, and begin() records the run and gives its store when
+        the first step is recorded (runs/recording.py: a run that begins at its first step)."""
         self.store = store
         self.run_id = run_id
         self.resuming = resuming
@@ -74,8 +83,21 @@ class Journal:
         self._occurrences: dict[str, int] = {}
         # Sequence numbers say in what order steps ran: a resumed run's steps come after every
         # step already recorded (a step run again takes a new number), so none is used twice.
-        self._seq = store.last_seq(run_id) if resuming else 0
+        self._seq = store.last_seq(run_id) if resuming and store is not None else 0
         self._lock = threading.Lock()
+        self._begin = begin
+        self._beginning = threading.Lock()
+
+    def _store(self) -> Store:
+        """The run's store, the run begun now if it is not yet (pmap's workers may come at once)."""
+        store = self.store
+        if store is None:
+            with self._beginning:
+                if self.store is None:
+                    assert self._begin is not None, "a journal with no store is given a begin"
+                    self.store = self._begin()
+                store = self.store
+        return store
 
     def _next_key(self, site: str) -> tuple[str, int]:
         base = site + element_path()  # the pmap element's path, e.g. "[3]", nested "[3][0]"
@@ -86,38 +108,47 @@ class Journal:
             return f"{base}#{count}", self._seq
 
     def record(
-        self, kind: str, name: str, span: Span | str | None, request: str, perform: Callable[[], TaskResult]
+        self,
+        kind: str,
+        name: str,
+        span: Span | str | None,
+        request: str | tuple[str, ...],
+        perform: Callable[[], TaskResult],
     ) -> TaskResult:
         """perform()'s result, journaled; from the store instead when resuming a completed step.
 
-        `request` is the step's fingerprint: a step whose request changed is run again. A
-        FAILED step is never reused.
+        `request` is the step's fingerprint: a step whose request changed is run again. Several
+        are the fingerprints a resumed step is accepted under (an earlier version's key too); the
+        first is written. A FAILED step is never reused.
         """
+        accepted = (request,) if isinstance(request, str) else request
+        request = accepted[0]
+        store = self._store()
         key, seq = self._next_key(span if isinstance(span, str) else site_of(span, self.root))
         if self.resuming:
-            done = self.store.step(self.run_id, key)
-            if done is not None and done["status"] == COMPLETE and done["fingerprint"] == request:
+            done = store.step(self.run_id, key)
+            if done is not None and done["status"] == COMPLETE and done["fingerprint"] in accepted:
                 stored = _stored_result(done["result"])
                 if stored is not None:  # else the store's copy is unreadable: run the step again
                     with self._lock:
                         self.reused += 1
                     return stored
         here = run_context()
-        self.store.step_started(self.run_id, key, seq, here.step, kind, name, request)
+        store.step_started(self.run_id, key, seq, here.step, kind, name, request)
         try:
             with within(replace(here, step=key)):  # the parent of the steps its work makes
                 result = perform()
         except KeyboardInterrupt:
             interrupted = {"type": "INTERRUPTED", "message": "the run was interrupted during this step"}
-            self.store.step_completed(self.run_id, key, "interrupted", {"error": interrupted})
+            store.step_completed(self.run_id, key, "interrupted", {"error": interrupted})
             raise
         except Exception as err:  # the step raised instead of answering: recorded, never reused
             raised = {"type": getattr(err, "error_type", type(err).__name__), "message": str(err)}
-            self.store.step_completed(self.run_id, key, FAILED, {"error": raised})
+            store.step_completed(self.run_id, key, FAILED, {"error": raised})
             raise
         usage = result.notes.get("usage") or {}
         score = result.notes.get("successScore")
-        self.store.step_completed(
+        store.step_completed(
             self.run_id,
             key,
             result.status,

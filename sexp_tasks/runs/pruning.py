@@ -52,11 +52,10 @@ def prune(store: Store, older_than_days: float | None = None, now: float | None 
     store.sweep_locks()  # the lock files of processes that died
     pruned = Pruned()
     kept_rows: set[str] = set()  # the runs of batches that stay
-    if batches.has_batches(store):
-        for batch_id, finished in _batches(store, cutoff):
-            if finished and _prune_batch(store, batch_id, cutoff, pruned):
-                continue
-            kept_rows |= _row_runs(store, batch_id)
+    for batch_id, finished in _batches(store, cutoff):
+        if finished and _prune_batch(store, batch_id, cutoff, pruned):
+            continue
+        kept_rows |= _row_runs(store, batch_id)
     alone = [run_id for run_id in _finished_runs(store, cutoff) if run_id not in kept_rows]
     pruned.runs += _delete_runs(store, alone)
     if pruned.runs or pruned.batches:
@@ -108,16 +107,14 @@ def _finished_runs(store: Store, cutoff: float | None) -> list[str]:
 def _delete_runs(store: Store, run_ids: list[str]) -> int:
     """Delete the runs no live process holds, with their steps and batch rows; how many."""
     deleted = 0
-    has_rows = batches.has_batches(store)
     for start in range(0, len(run_ids), CHUNK):
         with _held(store, run_ids[start : start + CHUNK]) as held:
             rows = [(run_id,) for run_id in held]
             statements = [
                 ("DELETE FROM steps WHERE run_id = ?", rows),
                 ("DELETE FROM runs WHERE id = ?", rows),
+                ("DELETE FROM batch_rows WHERE run_id = ?", rows),
             ]
-            if has_rows:
-                statements.append(("DELETE FROM batch_rows WHERE run_id = ?", rows))
             store.write_together(statements)
             deleted += len(rows)
     return deleted

@@ -19,53 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
 from ..redact import credentials
-from . import locks
+from . import locks, schema
 
 if TYPE_CHECKING:
     import sqlite3
-
-SCHEMA_VERSION = 1
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    program TEXT NOT NULL,          -- the file run, or <eval>
-    program_hash TEXT NOT NULL,
-    inputs TEXT NOT NULL,           -- JSON of --set bindings
-    status TEXT NOT NULL,           -- running | completed | failed | interrupted
-    started_at REAL NOT NULL,
-    ended_at REAL
-);
-CREATE TABLE IF NOT EXISTS steps (
-    run_id TEXT NOT NULL REFERENCES runs(id),
-    key TEXT NOT NULL,              -- call site + occurrence (+ pmap element path): stable across re-runs
-    seq INTEGER NOT NULL,           -- order of starting, for traces
-    parent TEXT,                    -- the enclosing step's key (a subtask's or tool call's parent)
-    kind TEXT NOT NULL,             -- task | script | tool | subtask
-    name TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,      -- of the request: a changed request is not answered from the store
-    status TEXT NOT NULL,           -- started | COMPLETE | CONTINUATION | FAILED
-    result TEXT,                    -- JSON of the result
-    prompt_tokens INTEGER DEFAULT 0,
-    completion_tokens INTEGER DEFAULT 0,
-    cost_usd REAL DEFAULT 0,
-    success_score REAL,
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    PRIMARY KEY (run_id, key)
-);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    digest TEXT NOT NULL,
-    summary TEXT NOT NULL,
-    headings TEXT NOT NULL,
-    identifiers TEXT NOT NULL,
-    last_commit TEXT,
-    indexed_at REAL NOT NULL
-);
-"""
 
 
 class Store:
@@ -87,19 +44,26 @@ class Store:
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the run store '{self.path}' was written by a newer sexp (schema {version})"
-                )
-            if version < SCHEMA_VERSION:
-                # executescript commits as it goes; every statement is idempotent, so a crash
-                # half-way through is finished by the next open.
-                self._db.executescript(SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+            self._migrate()
         except sqlite3.Error as err:
             raise self._error(err) from None
         except OSError as err:
             raise StoreError(f"cannot open the run store '{self.path}': {err.strerror or err}") from None
+
+    def _migrate(self) -> None:
+        """Bring the store to schema.LATEST, one migration per transaction (with its version), so
+        that a crash half-way leaves a store at some version the next open carries on from; a
+        store written by a newer sexp is refused."""
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > schema.LATEST:
+            raise StoreError(f"the run store '{self.path}' was written by a newer sexp (schema {version})")
+        for number, statements in schema.pending(version):
+            with self._transaction() as db:
+                if db.execute("PRAGMA user_version").fetchone()[0] >= number:
+                    continue  # another process applied it meanwhile
+                for statement in statements:
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version = {number}")
 
     def close(self) -> None:
         with self._lock:
@@ -230,6 +194,15 @@ class Store:
         rows = self.query("SELECT COALESCE(SUM(cost_usd), 0) AS cost FROM steps WHERE run_id = ?", (run_id,))
         return float(rows[0]["cost"])
 
+    def run_totals(self, run_id: str) -> tuple[int, float]:
+        """The tokens and cost of a run's steps (as `sexp runs` counts them), resumed steps included."""
+        rows = self.query(
+            """SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens,
+                      COALESCE(SUM(cost_usd), 0) AS cost FROM steps WHERE run_id = ?""",
+            (run_id,),
+        )
+        return int(rows[0]["tokens"]), float(rows[0]["cost"])
+
     def run(self, run_id: str) -> dict[str, Any] | None:
         """The run's row; a run whose process died is `interrupted`, not `running`."""
         rows = self.query("SELECT * FROM runs WHERE id = ?", (run_id,))
@@ -309,6 +282,37 @@ class Store:
                WHERE kind = 'task' AND success_score IS NOT NULL GROUP BY name"""
         )
         return {row["name"]: float(row["score"]) for row in rows}
+
+    # The file index (SPEC §5) ----------------------------------------------------------------
+    def indexed_files(self) -> list[dict[str, Any]]:
+        """What the index knows of each file: path, size, mtime_ns, digest, last_commit, indexed_at."""
+        return self.query("SELECT path, size, mtime_ns, digest, last_commit, indexed_at FROM files")
+
+    def index_files(self, rows: list[tuple[Any, ...]]) -> None:
+        """Add or replace index entries: (path, size, mtime_ns, digest, summary, headings,
+        identifiers, last_commit, indexed_at) each, in one transaction."""
+        self.write_many(
+            """INSERT OR REPLACE INTO files
+               (path, size, mtime_ns, digest, summary, headings, identifiers, last_commit, indexed_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            rows,
+        )
+
+    def set_last_commits(self, commits: list[tuple[str | None, str]]) -> None:
+        """Record each (last commit, path) of files whose contents are unchanged."""
+        self.write_many("UPDATE files SET last_commit = ? WHERE path = ?", commits)
+
+    def unindex_files(self, paths: list[str]) -> None:
+        """Drop the index entries of paths."""
+        self.write_many("DELETE FROM files WHERE path = ?", [(path,) for path in paths])
+
+    def indexed_count(self) -> int:
+        """How many files the index holds."""
+        return int(self.query("SELECT COUNT(*) AS n FROM files")[0]["n"])
+
+    def indexed_documents(self) -> list[dict[str, Any]]:
+        """Every index entry's path, summary, headings and identifiers (what ranking reads)."""
+        return self.query("SELECT path, summary, headings, identifiers FROM files")
 
 
 def kept_json(value: Any, ensure_ascii: bool = True) -> str:

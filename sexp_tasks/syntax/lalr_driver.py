@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .source import Source
+from ..errors import Source
 from .syntax_errors import unexpected_token
 from .tables import CHILD_ACTION, GrammarTables, PortableOp
 

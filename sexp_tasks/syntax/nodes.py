@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
-from .source import Span
+from ..errors import Span
 
 # What a literal in the source can be: a number, a string, true, false or nil.
 Atom = bool | int | float | str | None

@@ -14,12 +14,11 @@ import threading
 from collections.abc import Callable, Collection
 from typing import Any
 
-from ..errors import ReadError
+from ..errors import ReadError, Source, Span
 from ..resources import data_dir
 from .lalr_driver import Action, LalrDriver, Tokens
 from .nodes import Atom, DictNode, Keyword, Literal, Node, Symbol, make_list
 from .numerals import parse_number
-from .source import Source, Span
 from .tables import Terminal, load_tables
 
 MAX_NESTING = 100_000

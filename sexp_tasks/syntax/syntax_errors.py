@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ReadError
-from .source import Source, Span
+from ..errors import ReadError, Source, Span
 
 _CLOSERS = {"(": ")", "{": "}"}
 

@@ -5,11 +5,10 @@ already done instead of doing it again."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from ..handler.llm import ModelReply
+from ..handler.model_request import ModelAnswer, ModelRequest
 from ..results import FAILED, TaskError, TaskResult
 from ..run_context import run_context
 from ..runs.journal import Journal, fingerprint, site_of
@@ -39,19 +38,21 @@ def journaled_listing(journal: Journal, list_command: CommandListing, task_site:
     return journaled
 
 
-def journaled_turn(journal: Journal, request: dict[str, Any], schemas: Any, send: Callable[[], Any]) -> Any:
-    """A model call of a recorded task, journaled as a turn under the task's step, keeping the
-    request as sent and the reply (SPEC §10.3; the store masks keys), a failed call's request too.
-    Resumed, a task killed mid-conversation re-sends none of its completed turns. A reused turn
-    cost nothing this time; its tokens stay on the task, not the turn, so nothing is counted twice."""
+def journaled_turn(
+    journal: Journal, request: ModelRequest, send: Callable[[], tuple[ModelAnswer, ModelRequest]]
+) -> tuple[ModelAnswer, ModelRequest]:
+    """A model turn of a recorded task, journaled under the task's step and keyed by the request's
+    fingerprint, keeping the request as sent and the answer with its source (SPEC §10.3; the
+    store masks keys), a failed call's request too. Resumed, a task killed mid-conversation
+    re-sends none of its completed turns (one an earlier version journaled, under its
+    legacy_turn_key, neither): such a turn is answered from the store, with the request it sent
+    then. Its answer cost nothing this time; its tokens stay on the task, not the turn, so nothing
+    is counted twice."""
     parent = run_context().step
     if parent is None:
         return send()
-    model = request["model"]
-    extra = (request["generation"], request["response_format"])
-    # the key a turn had before generation settings were recorded, when it has none
-    request_key = fingerprint(model, request["messages"], schemas, *(extra if any(extra) else ()))
-    sent: list[Any] = []
+    keys = (request.fingerprint(), *((request.legacy_turn_key(),) if journal.resuming else ()))
+    sent: list[tuple[ModelAnswer, ModelRequest]] = []
     raised: list[Exception] = []
 
     def perform() -> TaskResult:
@@ -62,21 +63,19 @@ def journaled_turn(journal: Journal, request: dict[str, Any], schemas: Any, send
             error = getattr(err, "error", None)
             if not isinstance(error, TaskError):
                 error = TaskError("TASK_FAILURE", str(err))
-            return TaskResult("", status=FAILED, notes={"request": request}, error=error)
-        answer = sent[0]  # where it came from (paid, reused, cached, replayed): `sexp trace` marks it
-        return TaskResult(
-            answer.content, notes={"reply": asdict(answer), "request": request, "source": answer.source}
-        )
+            return TaskResult("", status=FAILED, notes={"request": request.as_record()}, error=error)
+        answer, as_sent = sent[0]
+        return TaskResult(answer.text, notes={"reply": answer.as_record(), "request": as_sent.as_record()})
 
-    step = journal.record("turn", model, f"{parent}/turn", request_key, perform)
+    step = journal.record("turn", request.model, f"{parent}/turn", keys, perform)
     if raised:
         raise raised[0]
     if sent:
         return sent[0]
     recorded = step.notes.get("request") or {}
-    if "response_format" in recorded:  # one the provider refused was not sent: nor is it later (§10.2)
-        request["response_format"] = recorded["response_format"]
-    return replace(ModelReply(**step.notes["reply"]), cost_usd=0.0, latency_ms=0.0)
+    if "response_format" in recorded and recorded["response_format"] is None:  # a refused one (§10.2)
+        request = request.without_response_format()
+    return ModelAnswer.from_record(step.notes["reply"]).answered_from("reused"), request
 
 
 def journaled_tool(

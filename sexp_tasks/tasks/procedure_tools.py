@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..errors import NameError_
+from ..errors import NameError_, Span
 from ..handler.python_tools import PythonTool
 from ..handler.tool_schema import TOOL_NAME, read_docstring
 from ..handler.tools import TOOL_SCHEMAS
@@ -24,7 +24,6 @@ from ..lang.printer import to_json_value
 from ..lang.suggest import did_you_mean
 from ..lang.values import Value
 from ..syntax.nodes import Keyword
-from ..syntax.source import Span
 
 _COMMENT = re.compile(r"^\s*;+ ?")
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,26 +15,27 @@ from ..generation import merge_generation
 from ..handler.contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
+from ..handler.model_request import ModelAnswer, ModelRequest
 from ..handler.python_tools import PythonTool
-from ..handler.replay import Cassette
 from ..handler.retries import request_limits
 from ..lang.values import Value
 from ..resources import data_dir
-from ..results import FAILED, TaskError, TaskResult, record_verdict
-from ..run_context import run_context, within
+from ..results import FAILED, TaskResult, record_verdict
+from ..run_context import run_context
 from ..runs.journal import Journal, fingerprint
+from ..runs.recording import CassetteSlot, Run, current_run
 from ..runs.store import Store
 from .context import ContextError, inherited_context, resolve
 from .given_files import MemoryQuery, command_listing, file_stamps, gather_files
-from .handler_services import answer_sources, make_handler_services, read_mock_script
+from .handler_services import make_handler_services, read_mock_script
 from .history import History
-from .inputs import InputError, prepare_inputs, substitute
+from .inputs import InputError, substitute
 from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
 from .library import TaskLibrary
 from .matching import match_templates
 from .procedure_tools import resolve_tools
 from .reserved import CallOptions, read_options
-from .subtasks import BadRequest, SubtaskRequest, choose_template, subtask_inputs
+from .subtasks import spawn_subtask
 from .task import Task, bind_named, input_failure
 from .template import TaskTemplate, check_json_schema
 
@@ -53,28 +53,42 @@ class PreparedCall:
 
 @dataclass(frozen=True)
 class Rendered:
-    """What a call would send (request.model_request), and the warnings building it gave."""
+    """The request a call would send first, and the warnings building it gave."""
 
-    request: dict[str, Any]
+    request: ModelRequest
     warnings: list[str]
 
 
 class TaskSystem:
-    """Templates by name (loaded from the template directories) and the runner behind every Task."""
+    """Templates by name (loaded from the template directories) and the runner behind every Task.
 
-    def __init__(self, settings: Settings, warn: Callable[[str], None], err: TextIO | None = None) -> None:
-        """err: the runtime's standard error, where ask_user asks and loops draw their progress."""
+    It keeps no run's state: a task call records into, and spends from, the run it is made in
+    (runs/recording.py's current_run), else `unrecorded` (calls made outside any run)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        warn: Callable[[str], None],
+        err: TextIO | None = None,
+        *,
+        library: TaskLibrary | None = None,
+        memory_query: MemoryQuery | None = None,
+    ) -> None:
+        """err: the runtime's standard error, where ask_user asks and loops draw their progress;
+        library: the templates (a batch row's copy of the batch's; default: none loaded yet);
+        memory_query: the Memory System, for fresh context."""
         self.settings = settings
         self.err = err or sys.stderr
-        self.library = TaskLibrary(warn)
+        self.library = library if library is not None else TaskLibrary(warn)
         self._tasks: dict[str, Task] = {}
-        self._services: Any = None
+        self._services: tuple[Run, Any] | None = None  # the HandlerServices of the last run asked
         self._warn = warn
-        self.budget = CostBudget(settings.max_cost_usd)  # the run's model spending, against max_cost_usd
+        # the budget and cassette of calls made outside any run (the REPL's and the API's runs too)
+        self.unrecorded = Run(
+            CostBudget(settings.max_cost_usd), CassetteSlot.of(settings.record, settings.replay)
+        )
         self._making_services = threading.Lock()
-        self.journal: Journal | None = None  # set when the run is recorded (sexp run)
-        self.cassette: Cassette | None = None  # a batch's, shared by its rows; else --record's or --replay's
-        self.memory_query: MemoryQuery | None = None  # the Memory System, for fresh context
+        self.memory_query = memory_query
         self._history = History()
         self._warned: set[str] = set()  # task warnings already shown (each once a run)
         self._schemas_checked: dict[int, Any] = {}  # JSON Schemas found valid, by id (kept: ids stay unique)
@@ -82,7 +96,6 @@ class TaskSystem:
         self._mock = read_mock_script(settings, warn)  # read now: a script with no replies is a usage error
         self.python_tools: dict[str, PythonTool] = {}  # Session.tool's functions, for every Handler
         self.globals: Mapping[str, Value] = {}  # the language's globals (install): procedures as tools
-        self.answers = answer_sources(self)  # reused (--reuse, per run) and cached answers (SPEC §11.2)
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
@@ -126,10 +139,26 @@ class TaskSystem:
         """Up to 5 templates for text, best first; past successScores in the store raise scores."""
         return match_templates(text, self.library.templates.values(), past_scores=self.past_scores())
 
+    # The run ---------------------------------------------------------------------------------
+    def current_run(self) -> Run:
+        """The run the code running now belongs to (`unrecorded` outside any)."""
+        return current_run() or self.unrecorded
+
+    @property
+    def journal(self) -> Journal | None:
+        """The journal of the run the code running now belongs to, when it is recorded."""
+        return self.current_run().journal
+
+    @property
+    def budget(self) -> CostBudget:
+        """The budget of the run the code running now belongs to."""
+        return self.current_run().budget
+
     def past_scores(self) -> dict[str, float]:
         """Mean recorded successScore per template, from the run store when there is one."""
-        if self.journal is not None:
-            return self.journal.store.success_scores()
+        store_now = self.current_run().store
+        if store_now is not None:
+            return store_now.success_scores()
         if not Path(self.settings.store).is_file():
             return {}  # asking must not create a store
 
@@ -139,9 +168,14 @@ class TaskSystem:
         finally:
             store.close()
 
+    def add_python_tool(self, tool: PythonTool) -> None:
+        """Offer a Python function to models as a tool (Session.tool); it replaces one so named."""
+        self.python_tools[tool.name] = tool
+
     # Running ----------------------------------------------------------------------------------
     def model_for(self, template: TaskTemplate, call_model: str | None) -> str:
-        """Call-site model > --model or model= > the template's <model> > SEXP_MODEL > sexp.toml."""
+        """Call-site model > --model, model= or :model (model_override) > the template's <model> >
+        SEXP_MODEL or sexp.toml's (model)."""
         for model in (call_model, self.settings.model_override, template.model, self.settings.model):
             if model:
                 return str(model)
@@ -186,8 +220,9 @@ class TaskSystem:
         model = self.model_for(template, options.model)
         workspace = Path(self.settings.workspace)
         list_command = command_listing(workspace, float(self.settings.script_timeout))
-        if self.journal is not None:
-            list_command = journaled_listing(self.journal, list_command, site)
+        journal = self.journal
+        if journal is not None:
+            list_command = journaled_listing(journal, list_command, site)
         files, file_warnings = gather_files(
             template.file_paths,
             options.files,
@@ -220,8 +255,7 @@ class TaskSystem:
             model=model,
         )
         config = HandlerConfig(
-            model=model,
-            api_base=self.settings.api_base or os.environ.get("SEXP_API_BASE") or None,
+            api_base=self.settings.api_base or None,  # SEXP_API_BASE is config's to read
             provider=template.provider,
             max_turns=int(template.limits.get("max_turns", self.settings.max_turns)),
             max_tool_calls_per_turn=self.settings.max_tool_calls_per_turn,
@@ -271,13 +305,14 @@ class TaskSystem:
                 record_verdict(result)
             return result
 
-        if self.journal is None:
+        journal = self.journal
+        if journal is None:
             result = perform()
         else:
             stamps = file_stamps(call.files, config.workspace)
             request = fingerprint(prompt, config.tools, config.max_turns, options.subtype, stamps)
             kind = "subtask" if operator == "subtask" else "task"
-            result = self.journal.record(kind, template.name, site or span, request, perform)
+            result = journal.record(kind, template.name, site or span, request, perform)
         self._history.record(options.history, prompt, result)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
             self._warn_once(f"{template.name}: {warning}")
@@ -307,10 +342,6 @@ class TaskSystem:
             self._warned.add(message)
         self._warn(message)
 
-    def seed_spending(self, spent_usd: float) -> None:
-        """Start the budget from what a resumed run had already spent."""
-        self.budget.seed(spent_usd)
-
     def _over_budget(self, template: TaskTemplate) -> TaskResult | None:
         """A FAILED result when the run's cost budget is spent (no budget when unset); each model
         call also reserves its estimated cost before it is sent (the Handler asks the budget)."""
@@ -320,76 +351,34 @@ class TaskSystem:
         return TaskResult(content="", status=FAILED, notes={"template": template.name}, error=refusal)
 
     def services(self) -> Any:
-        """The per-run services every Handler shares (mock script, cassette, warnings)."""
-        if self._services is not None:
-            return self._services
+        """The services every Handler of the run running now shares (its budget and cassette, the
+        mock script, warnings), made once per run."""
+        run = self.current_run()
+        made = self._services
+        if made is not None and made[0] is run:
+            return made[1]
         with self._making_services:  # pmap's first calls arrive together: make them once
-            if self._services is None:
-                self._services = make_handler_services(self, self._mock, self._warn)
-        return self._services
+            if self._services is None or self._services[0] is not run:
+                self._services = (run, make_handler_services(self, run, self._mock, self._warn))
+            return self._services[1]
 
-    def record_turn(self, request: dict[str, Any], schemas: Any, send: Callable[[], Any]) -> Any:
-        """A model call of a task: send, or a journaled turn keeping its request when the run is recorded."""
-        if self.journal is None:
+    def record_turn(
+        self, request: ModelRequest, send: Callable[[], tuple[ModelAnswer, ModelRequest]]
+    ) -> tuple[ModelAnswer, ModelRequest]:
+        """A model turn of a task: send (its answer and the request as sent), or a journaled turn
+        keeping them when the run is recorded."""
+        journal = self.journal
+        if journal is None:
             return send()
-        return journaled_turn(self.journal, request, schemas, send)
+        return journaled_turn(journal, request, send)
+
+    def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
+        """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
+        return spawn_subtask(self, arguments)
 
     def record_tool(self, name: str, arguments: dict[str, Any], run: Callable[[], str]) -> str:
         """A model's tool call: run, or a journaled step when the run is recorded."""
-        if self.journal is None:
+        journal = self.journal
+        if journal is None:
             return run()
-        return journaled_tool(self.journal, Path(self.settings.workspace), name, arguments, run)
-
-    # Subtasks ---------------------------------------------------------------------------------
-    def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
-        """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
-        here = run_context()
-        chain = here.subtasks
-        depth = len(chain) + 1
-        try:
-            request = SubtaskRequest.from_arguments(arguments)
-        except BadRequest as err:
-            return _subtask_failure(f"the subtask request is malformed: {err}", arguments, depth)
-        key = fingerprint(request.to_dict())
-        if depth > self.settings.max_depth:
-            return _subtask_failure(
-                f"subtasks may nest at most {self.settings.max_depth} deep (max_depth)",
-                request.to_dict(),
-                depth,
-            )
-        if key in chain:
-            return _subtask_failure(
-                "the same request is already running further up the chain (a cycle)", request.to_dict(), depth
-            )
-        template = choose_template(request, self.library.get, self.library.templates.values(), self.match)
-        if template is None:
-            return _subtask_failure(
-                f"no template fits the request {request.description!r}", request.to_dict(), depth
-            )
-        try:
-            inputs = prepare_inputs(template, subtask_inputs(template, request))
-        except InputError as err:
-            return _subtask_failure(str(err), request.to_dict(), depth)
-        with within(replace(here, subtasks=(*chain, key))):
-            reserved: dict[str, Value] = {"files": list(request.file_paths)} if request.file_paths else {}
-            site = f"{here.step or '?'}/subtask"
-            result = self.run(template, inputs, reserved, operator="subtask", site=site)
-        if result.failed and not (result.error and result.error.reason == "subtask_failure"):
-            message = result.error.summary() if result.error else "failed"
-            return _subtask_failure(f"subtask '{template.name}' failed: {message}", request.to_dict(), depth)
-        return result
-
-
-def _subtask_failure(message: str, request: dict[str, Any], depth: int) -> TaskResult:
-    """FAILED TASK_FAILURE subtask_failure with the request, the error and the depth."""
-    return TaskResult(
-        content="",
-        status=FAILED,
-        notes={"template": "spawn_subtask"},
-        error=TaskError(
-            "TASK_FAILURE",
-            message,
-            reason="subtask_failure",
-            details={"request": request, "error": message, "depth": depth},
-        ),
-    )
+        return journaled_tool(journal, Path(self.settings.workspace), name, arguments, run)

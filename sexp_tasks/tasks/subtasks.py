@@ -4,10 +4,18 @@ limits on how deep and how circular a chain of subtasks may get."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+from ..lang.values import Value
+from ..results import FAILED, TaskError, TaskResult
+from ..run_context import run_context, within
+from ..runs.journal import fingerprint
+from .inputs import InputError, prepare_inputs
 from .template import SUBTYPES, TaskTemplate
+
+if TYPE_CHECKING:
+    from .runner import TaskSystem
 
 DEFAULT_MAX_DEPTH = 5
 
@@ -95,3 +103,57 @@ def subtask_inputs(template: TaskTemplate, request: SubtaskRequest) -> dict[str,
     if len(template.inputs) == 1:
         return {template.inputs[0].name: request.description}
     return {}
+
+
+def spawn_subtask(system: TaskSystem, arguments: dict[str, Any]) -> TaskResult:
+    """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
+    here = run_context()
+    chain = here.subtasks
+    depth = len(chain) + 1
+    try:
+        request = SubtaskRequest.from_arguments(arguments)
+    except BadRequest as err:
+        return _subtask_failure(f"the subtask request is malformed: {err}", arguments, depth)
+    key = fingerprint(request.to_dict())
+    if depth > system.settings.max_depth:
+        return _subtask_failure(
+            f"subtasks may nest at most {system.settings.max_depth} deep (max_depth)",
+            request.to_dict(),
+            depth,
+        )
+    if key in chain:
+        return _subtask_failure(
+            "the same request is already running further up the chain (a cycle)", request.to_dict(), depth
+        )
+    template = choose_template(request, system.library.get, system.library.templates.values(), system.match)
+    if template is None:
+        return _subtask_failure(
+            f"no template fits the request {request.description!r}", request.to_dict(), depth
+        )
+    try:
+        inputs = prepare_inputs(template, subtask_inputs(template, request))
+    except InputError as err:
+        return _subtask_failure(str(err), request.to_dict(), depth)
+    with within(replace(here, subtasks=(*chain, key))):
+        reserved: dict[str, Value] = {"files": list(request.file_paths)} if request.file_paths else {}
+        site = f"{here.step or '?'}/subtask"
+        result = system.run(template, inputs, reserved, operator="subtask", site=site)
+    if result.failed and not (result.error and result.error.reason == "subtask_failure"):
+        message = result.error.summary() if result.error else "failed"
+        return _subtask_failure(f"subtask '{template.name}' failed: {message}", request.to_dict(), depth)
+    return result
+
+
+def _subtask_failure(message: str, request: dict[str, Any], depth: int) -> TaskResult:
+    """FAILED TASK_FAILURE subtask_failure with the request, the error and the depth."""
+    return TaskResult(
+        content="",
+        status=FAILED,
+        notes={"template": "spawn_subtask"},
+        error=TaskError(
+            "TASK_FAILURE",
+            message,
+            reason="subtask_failure",
+            details={"request": request, "error": message, "depth": depth},
+        ),
+    )

@@ -7,11 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import TemplateError
+from ..errors import Source, Span, TemplateError
 from ..generation import GenerationError, from_texts
 from ..handler.json_schema import schema_problem
 from ..handler.tool_schema import is_tool_name
-from ..syntax.source import Source, Span
 from ..xmltools import XmlNode, parse_template_document
 
 INPUT_TYPES = ("string", "integer", "number", "boolean", "array", "object", "any")

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from ...errors import FormError, NameError_
 from ...syntax.nodes import FunctionCallNode, ListNode, Node, Symbol, elements, make_list
 from ..codegen import frame_at
-from ..dynamic import rebind
 from ..environment import Scope
 from ..lambda_list import ParsedParams, parse_params
 from ..values import UNBOUND, Code, Frame, Value
@@ -258,10 +257,11 @@ def compile_set(form: FunctionCallNode, scope: Scope | None, tail: bool, c: Comp
         return set_local
     table = c.globals.values
     globals_ = c.globals
+    dynamic = c.dynamic_variables.get(name)
 
     def set_global(env: Frame) -> Value:
         value = value_code(env)
-        if rebind(name, value):  # a dynamic variable's binding in force, not the global table
+        if dynamic is not None and dynamic.rebind(value):  # its binding in force, not the global table
             return value
         if name not in table:
             raise NameError_(f"set!: '{name}' is not bound{globals_.suggestion(name, scope)}", span)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeGuard
 
-from ...errors import FormError
+from ...errors import FormError, Span
 from ...syntax.nodes import FunctionCallNode, Literal, Node
-from ...syntax.source import Span
 from ..calls import Closure
 from ..environment import Scope
 from ..lambda_list import LambdaList, parse_params

@@ -6,8 +6,10 @@ own. A registry binds its primitives in one interpreter's globals when it is ins
 
 A primitive whose first parameter is named `ctx` receives the runtime's Services (output, log,
 workspace files, loading: lang/services.py) when the global environment is built; one whose
-next parameter is named `depth` calls procedures and receives the caller's call depth at each
-call. No primitive keeps state of its own.
+next parameter is named `operator_calls` receives the interpreter's OperatorCalls (what the
+calls it makes run inside: lang/operator_calls.py); one whose next parameter is named `depth`
+calls procedures and receives the caller's call depth at each call. No primitive keeps state
+of its own.
 
 Each primitive declares its documented signature; its arity comes from that, never from the
 Python code, so a helper parameter or an options tuple cannot widen what the language accepts.
@@ -43,9 +45,15 @@ class PrimitiveSpec:
     min_args: int  # the arity the signatures allow, whatever the Python code could take
     max_args: int | None
     needs_context: bool
+    needs_operator_calls: bool
     higher_order: bool
     doc: str  # the summary: the docstring's first line
     exact: bool  # whether the Python code takes exactly that arity (else calls are checked first)
+
+    @property
+    def leading(self) -> int:
+        """How many leading parameters install supplies: ctx, operator_calls, depth."""
+        return int(self.needs_context) + int(self.needs_operator_calls) + int(self.higher_order)
 
 
 def signature_arity(signature: str) -> tuple[int, int | None]:
@@ -97,9 +105,13 @@ class PrimitiveRegistry(Mapping[str, PrimitiveSpec]):
             code = fn.__code__
             params = list(code.co_varnames[: code.co_argcount])
             defaults = len(fn.__defaults__ or ())
-            needs_context = bool(params) and params[0] == "ctx"
-            higher_order = len(params) > needs_context and params[int(needs_context)] == "depth"
-            positional = params[int(needs_context) + int(higher_order) :]
+            # The parameters install supplies come first, each optional, in this order.
+            needs_context = params[:1] == ["ctx"]
+            rest = params[needs_context:]
+            needs_operator_calls = rest[:1] == ["operator_calls"]
+            rest = rest[needs_operator_calls:]
+            higher_order = rest[:1] == ["depth"]
+            positional = rest[higher_order:]
             python_high = None if code.co_flags & 0x04 else len(positional)  # CO_VARARGS
             exact = (len(positional) - defaults, python_high) == (low, high)
             doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
@@ -108,7 +120,7 @@ class PrimitiveRegistry(Mapping[str, PrimitiveSpec]):
                     raise ValueError(f"the primitive '{name}' is registered twice")
                 named = tuple(f"({name}{form[len(names[0]) + 1 :]}" for form in forms)
                 self._specs[name] = PrimitiveSpec(
-                    name, fn, named, low, high, needs_context, higher_order, doc, exact
+                    name, fn, named, low, high, needs_context, needs_operator_calls, higher_order, doc, exact
                 )
             return fn
 
@@ -116,13 +128,15 @@ class PrimitiveRegistry(Mapping[str, PrimitiveSpec]):
 
     def install(self, globals_: GlobalEnvironment, ctx: Services | None) -> None:
         """Bind every primitive of this registry in globals_, giving context-needing ones ctx
-        (None: a call of one of them fails); a name globals_ binds already is an error (no
-        registry overrides another's primitive)."""
+        (None: a call of one of them fails) and those that ask for it globals_'s OperatorCalls; a
+        name globals_ binds already is an error (no registry overrides another's primitive)."""
         taken = sorted(name for name in self._specs if name in globals_.values)
         if taken:
             raise ValueError(f"primitives installed twice: {', '.join(taken)}")
         for spec in self._specs.values():
             fn = functools.partial(spec.fn, ctx) if spec.needs_context else spec.fn
+            if spec.needs_operator_calls:
+                fn = functools.partial(fn, globals_.operator_calls)
             if not spec.exact:
                 fn = _arity_checked(spec, fn)
             kind = HigherOrderPrimitive if spec.higher_order else Primitive

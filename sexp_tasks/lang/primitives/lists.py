@@ -10,8 +10,8 @@ from types import EllipsisType
 from typing import Any
 
 from ...errors import TypeError_, ValueError_
-from ...run_context import operator_defaults
 from ..calls import Closure, apply_procedure, invoke
+from ..operator_calls import OperatorCalls
 from ..printer import to_repr
 from ..values import Value, passed_arguments, type_name
 from . import CORE_PRIMITIVES
@@ -227,7 +227,9 @@ def filter_(depth: int, pred: Value, seq: Value) -> list[Value]:
 
 
 @CORE_PRIMITIVES.primitive("reduce", signature=("(reduce f init xs)", "(reduce f xs)"))
-def reduce_(depth: int, fn: Value, init_or_seq: Value, seq: Value | EllipsisType = ...) -> Value:
+def reduce_(
+    operator_calls: OperatorCalls, depth: int, fn: Value, init_or_seq: Value, seq: Value | EllipsisType = ...
+) -> Value:
     """(reduce f init xs) or (reduce f xs): fold left, calling (f acc x).
 
     acc starts as init (or the first element) and becomes each call's value; init is the value
@@ -250,7 +252,7 @@ def reduce_(depth: int, fn: Value, init_or_seq: Value, seq: Value | EllipsisType
         for x in items:
             acc = invoke(fn, [acc, x], callee_depth)
         return acc
-    with operator_defaults("reduce"):  # a task reducing gets the reduce defaults (§3.5)
+    with operator_calls.of("reduce"):  # a task reducing gets the reduce defaults (§3.5), when installed
         for x in items:
             acc = apply_procedure(fn, passed_arguments(fn, [acc, x]), depth)
     return acc

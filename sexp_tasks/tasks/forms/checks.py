@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ...errors import ArityError, SexpError
+from ...errors import ArityError, SexpError, Span
 from ...handler.python_tools import PythonTool
 from ...handler.tool_schema import TOOL_NAME
 from ...handler.tools import TOOL_SCHEMAS
@@ -17,7 +17,6 @@ from ...lang.check import CallCheck, Checker, all_calls
 from ...lang.forms import SpecialForm, global_definitions, walk_clauses
 from ...lang.values import Value
 from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node
-from ...syntax.source import Span
 from ..inputs import missing_inputs, mixed_arguments, too_many_arguments, unknown_inputs
 from ..library import TaskLibrary
 from ..procedure_tools import unknown_tool

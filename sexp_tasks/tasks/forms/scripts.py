@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ...config import Settings
-from ...errors import FormError, TypeError_, ValueError_
+from ...errors import FormError, Span, TypeError_, ValueError_
 from ...lang.forms import walk_all_clauses
 from ...lang.printer import to_repr
 from ...lang.suggest import did_you_mean
@@ -22,7 +22,6 @@ from ...process.script_runner import ScriptRequest, run_script
 from ...results import ScriptResult
 from ...runs.journal import fingerprint
 from ...syntax.nodes import FunctionCallNode, Keyword, Node
-from ...syntax.source import Span
 from ..runner import TaskSystem
 from . import TASK_FORMS
 

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...errors import FormError, SexpError, TypeError_
+from ...errors import FormError, SexpError, Span, TypeError_
 from ...lang.calls import apply_procedure
-from ...lang.dynamic import bound, dynamic_variable
+from ...lang.dynamic import DynamicVariable
 from ...lang.forms import walk_all_clauses
 from ...lang.printer import to_repr
 from ...lang.quoting import datum
@@ -29,7 +29,6 @@ from ...lang.values import Code, Procedure, Value, passed_arguments, type_name
 from ...results import TaskResult
 from ...run_context import operator_defaults
 from ...syntax.nodes import FunctionCallNode, Keyword, Symbol
-from ...syntax.source import Span
 from ..progress import Progress, progress
 from ..runner import TaskSystem
 from ..task import Task
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
     from ...lang.compiler import Compiler
     from ...lang.environment import Scope
 
-LOOP_CONFIG = dynamic_variable("*loop-config*")
+LOOP_CONFIG = DynamicVariable("*loop-config*")  # dynamic where tasks.forms.install installs it
 # One iteration of a loop: (input, i) -> (action 'stop' or 'continue', its value, the iteration's out).
 Iteration = Callable[[Value, int], tuple[str, Value, Value]]
 
@@ -178,7 +177,7 @@ class LoopRun:
         out); 'stop' ends the loop with value, 'continue' makes value the next input. Out of
         iterations, the last out (nil after none); a task phase's FAILED result ends it as its value."""
         loop_input, out = first_input, None
-        with bound(LOOP_CONFIG, self.config()), loop_progress(c, self.shape.name, self.count) as bar:
+        with LOOP_CONFIG.bound(self.config()), loop_progress(c, self.shape.name, self.count) as bar:
             try:
                 for i in range(1, self.count + 1):
                     action, value, out = iteration(loop_input, i)

@@ -1,0 +1,58 @@
+"""`sexp runs` (recent runs, newest first, or --prune the finished ones) and `sexp trace RUN_ID`
+(a run's tree of steps): what the run store holds, printed by cli/run_reports.py."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import UsageError
+from .command_line import Commands, command_settings, guarded
+from .setting_options import given_settings
+
+RUNS_HELP = (
+    "List recent runs, newest first, one a line (a batch's rows under their batch). With --prune,"
+    " delete instead the finished runs (completed or failed) with their steps, and the finished"
+    " batches with their rows; interrupted runs and unfinished batches are kept (they can be"
+    " resumed), and so is anything a live process holds. --older-than DAYS counts from the time a"
+    " run ended. The store file is then compacted, unless another process is recording."
+)
+
+
+def register(commands: Commands) -> None:
+    """Declare `sexp runs` and `sexp trace` among commands."""
+    runs = commands.add_parser(
+        "runs", help="list recent runs, newest first (or prune finished ones)", description=RUNS_HELP
+    )
+    runs.add_argument("--limit", type=int, default=20, metavar="N", help="at most N runs (default 20)")
+    runs.add_argument("--prune", action="store_true", help="delete finished runs; print `pruned N runs`")
+    older = "with --prune: only those that ended DAYS days ago or more"
+    runs.add_argument("--older-than", type=float, metavar="DAYS", help=older)
+    runs.set_defaults(run=list_runs)
+    trace = commands.add_parser("trace", help="show a run's tree of steps")
+    trace.add_argument("run_id", metavar="RUN_ID", help="the run's id, as `sexp runs` lists it")
+    trace.add_argument("--full", action="store_true", help="show each model call's request and answer")
+    trace.set_defaults(run=show_trace)
+    for sub in (runs, trace):
+        sub.add_argument("--json", action="store_true", help="print JSON")
+        sub.add_argument("--store", metavar="PATH", help="the run store (default .sexp/store.db)")
+
+
+def list_runs(args: argparse.Namespace, cwd: Path) -> int:
+    """`sexp runs`: list the recent runs, or with --prune delete the finished ones."""
+    from .run_reports import prune_command, runs_command  # lazy: the run store and traces (cli/startup.py)
+
+    store = command_settings(cwd, given_settings(args))
+    if args.prune or args.older_than is not None:
+        if not args.prune:
+            raise UsageError("--older-than needs --prune")
+        return guarded(args, lambda: prune_command(store, args.older_than, args.json))
+    return guarded(args, lambda: runs_command(store, args.json, args.limit))
+
+
+def show_trace(args: argparse.Namespace, cwd: Path) -> int:
+    """`sexp trace RUN_ID`: print the run's tree of steps."""
+    from .run_reports import trace_command  # lazy, as above
+
+    store = command_settings(cwd, given_settings(args))
+    return guarded(args, lambda: trace_command(store, args.run_id, args.json, full=args.full))

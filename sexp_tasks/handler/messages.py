@@ -1,0 +1,40 @@
+"""The chat messages of a task's conversation: the first ones a TaskPrompt gives, and the
+assistant message that asks for tool calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .contract import TaskPrompt
+from .file_reader import file_block
+from .model_request import ModelAnswer
+from .output import instructions
+
+
+def first_messages(
+    prompt: TaskPrompt, system_prompt: str, workspace: Path, bare: bool = False
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The system message (base, template, output instructions), any replayed history, and the
+    user message: the instructions, then the context block and the files, when any; with the
+    problems reading the files gave."""
+    parts = (system_prompt, prompt.system, instructions(prompt.output, bare=bare))
+    messages = [{"role": "system", "content": "\n\n".join(part for part in parts if part)}]
+    for asked, answered in prompt.history:
+        messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": answered}]
+    user = prompt.instructions
+    context = f"<context>\n{prompt.context}\n</context>" if prompt.context else ""
+    files, problems = file_block(prompt.file_paths, workspace)
+    if context or files:
+        user = "\n\n".join(part for part in (user, context, files) if part)
+    messages.append({"role": "user", "content": user})
+    return messages, problems
+
+
+def assistant_message(answer: ModelAnswer) -> dict[str, Any]:
+    """The assistant's turn as the conversation keeps it: its text and the tool calls it asks for."""
+    calls = [
+        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+        for c in answer.tool_calls
+    ]
+    return {"role": "assistant", "content": answer.text or None, "tool_calls": calls}

@@ -1,0 +1,163 @@
+"""The model call of a task's conversation: one ModelRequest in, one ModelAnswer out (SPEC §10).
+
+A turn's answer comes, in this order: from the cassette being replayed; from `ready_answer`
+(an answer reused from an earlier run, or cached); or from the model, paid for. A paid call
+reserves its cost against the run's budget first and settles it after; settings the provider does
+not take are left out (said once); a refused response_format is sent again without it (a new
+request: structured.send_with_schema_fallback); transient errors are retried (retries.Attempts).
+A recorded run journals every turn (`record_turn`), whatever its answer's source.
+
+A failed call ends the conversation: `CallFailed`, with its TaskError; the Handler makes it a
+FAILED result with the partial answer it has.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from ..results import TaskError, round_cost
+from . import llm
+from .contract import HandlerConfig, HandlerServices, Sent
+from .cost import call_reservation
+from .llm import MockReply
+from .model_request import ModelAnswer, ModelRequest
+from .provider_errors import ProviderError
+from .retries import Attempts, Deadline, failure
+from .structured import refusal_warning, send_with_schema_fallback
+
+
+class CallFailed(Exception):
+    """A model call that fails the task (the provider's error, or the budget's refusal)."""
+
+    def __init__(self, error: TaskError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class ModelCaller:
+    """Sends the model turns of one task call, and keeps what they used: their answers (tokens,
+    cost, latency) and the retries they took.
+
+    template and in_output_section say what a mock model's unscripted reply looks like; warnings
+    is the conversation's list (a setting not sent, a refused response_format: each said once);
+    deadline is the task call's time limit, when it has one."""
+
+    def __init__(
+        self,
+        config: HandlerConfig,
+        services: HandlerServices,
+        template: str,
+        in_output_section: bool,
+        warnings: list[str],
+        deadline: Deadline | None = None,
+    ) -> None:
+        self.config = config
+        self.services = services
+        self.template = template
+        self.in_output_section = in_output_section
+        self.warnings = warnings
+        self.deadline = deadline
+        self.answers: list[ModelAnswer] = []  # every turn's, from wherever it came
+        self.retries: list[dict[str, Any]] = []  # each request sent again, with its turn (SPEC §11.1)
+
+    def call(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
+        """The answer to request, the conversation's turn number `turn` (its prompt `prompt_tokens`
+        long), and the request as sent: without response_format when that was dropped. A turn of a
+        recorded run is journaled, and on resume answered from the store (SPEC §6)."""
+        record = self.services.record_turn
+        answer_it = partial(self._answer, request, turn, prompt_tokens)
+        answer, sent = answer_it() if record is None else record(request, answer_it)
+        if sent.response_format is None and request.response_format is not None:
+            self._warn(refusal_warning(request.model))  # the conversation goes on without it (§10.2)
+        self.answers.append(answer)
+        return answer, sent
+
+    def used(self) -> dict[str, Any]:
+        """The notes' record of what the turns used: usage (tokens), cost_usd and latency_ms."""
+        prompt = sum(answer.prompt_tokens for answer in self.answers)
+        completion = sum(answer.completion_tokens for answer in self.answers)
+        return {
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
+            "cost_usd": round_cost(sum(answer.cost_usd for answer in self.answers)),
+            "latency_ms": round(sum(answer.latency_ms for answer in self.answers), 1),
+        }
+
+    def _answer(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
+        """The answer from the cassette, ready (reused or cached), or paid for; with the request as sent."""
+        services = self.services
+        cassette = services.cassette
+        if cassette is not None and cassette.replaying:
+            replayed, sent = cassette.replay(request)
+            services.budget.spend(replayed)
+            return replayed, sent
+        ready = services.ready_answer(request) if services.ready_answer is not None else None
+        if ready is not None:
+            services.budget.spend(ready)  # a call of the run that cost nothing now
+            answer, sent = ready, request
+        else:
+            answer, sent = self._pay(request, turn, prompt_tokens)
+            if services.keep_answer is not None:
+                services.keep_answer(request, answer)
+        if cassette is not None:
+            cassette.record(sent, answer)
+        return answer, sent
+
+    def _pay(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
+        """The model's answer, its cost reserved before and settled after, whatever happens."""
+        request = self._drop_unsupported(request)
+        reserved = self._reserve(request, prompt_tokens)
+        answer: ModelAnswer | None = None
+        attempts = Attempts(self.config, self.deadline)
+        try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
+            mock = None
+            if request.model.startswith("mock/"):
+                mock = self.services.mock.next(self.template, self.in_output_section)
+            else:
+                self.services.before_sending()  # the api_base warning, once (SPEC §10.1)
+            send = partial(self._send, attempts, mock)
+            config = self.config
+            answer, sent = send_with_schema_fallback(request, config.api_base, config.num_retries, send)
+        except ProviderError as err:
+            raise CallFailed(failure(err, request.model, len(attempts.retries))) from None
+        finally:
+            self.services.budget.settle(reserved, answer)  # the real cost replaces the estimate
+            self.retries += [{"turn": turn, **retry} for retry in attempts.retries]
+        return answer, sent
+
+    def _send(
+        self, attempts: Attempts, mock: MockReply | None, request: ModelRequest, num_retries: int
+    ) -> ModelAnswer:
+        """llm.complete's answer, sent again up to num_retries times when that may help."""
+        attempt = partial(llm.complete, request, self.config.api_base, mock=mock)  # takes the timeout
+        return attempts.send(attempt, num_retries, request.response_format is not None)
+
+    def _drop_unsupported(self, request: ModelRequest) -> ModelRequest:
+        """request without what litellm says the provider does not take, said once (SPEC §10.2):
+        a response_format goes (a new request); a generation setting is left out by litellm's
+        drop_params (an `extra` one is sent as given)."""
+        native = ["response_format"] if request.response_format is not None else []
+        named = [key for key in request.generation if key != "extra"]
+        dropped = llm.unsupported_settings(request.model, [*named, *native])
+        if "response_format" in dropped:
+            dropped.remove("response_format")
+            self._warn(refusal_warning(request.model))
+            request = request.without_response_format()
+        if dropped:
+            self._warn(f"{request.model} does not take {', '.join(dropped)}; not sent")
+        return request
+
+    def _reserve(self, request: ModelRequest, prompt_tokens: int) -> float:
+        """Reserve the call's cost against the run's budget (cost.call_reservation), bounded by
+        its max_tokens when set; CallFailed when the budget cannot hold it. What it reserved."""
+        budget = self.services.budget
+        limit = request.generation.get("max_tokens")
+        estimate, bound = call_reservation(budget, request.model, prompt_tokens, limit)
+        refusal = budget.reserve(estimate, bound)
+        if refusal is not None:
+            raise CallFailed(refusal)
+        return max(estimate, bound)
+
+    def _warn(self, warning: str) -> None:
+        if warning not in self.warnings:
+            self.warnings.append(warning)
