@@ -179,7 +179,8 @@ class Runtime(TaskServices):
         for the task calls to come (the REPL's `:model` is `--model`); the settings now in force.
         What was built from the settings at the start (the workspace, the mock replies, the
         recursion limit) keeps them."""
-        self.settings = self.tasks.settings = override(self.settings, given)
+        self.settings = override(self.settings, given)
+        self.tasks.use_settings(self.settings)
         return self.settings
 
     def define(self, name: str, value: Value) -> None:

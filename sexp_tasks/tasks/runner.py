@@ -172,6 +172,11 @@ class TaskSystem:
         """Offer a Python function to models as a tool (Session.tool); it replaces one so named."""
         self.python_tools[tool.name] = tool
 
+    def use_settings(self, settings: Settings) -> None:
+        """The settings of the task calls to come (the REPL's `:model`); what was built from the
+        first ones (the library, the mock replies) keeps them."""
+        self.settings = settings
+
     # Running ----------------------------------------------------------------------------------
     def model_for(self, template: TaskTemplate, call_model: str | None) -> str:
         """Call-site model > --model, model= or :model (model_override) > the template's <model> >
