@@ -121,8 +121,8 @@ def test_the_trace_marks_reused_and_paid_turns(
     _, data, _ = sexp_in_process("trace", second, "--json")
     steps = json.loads(data)["steps"]
     assert [step["turns"] for step in steps] == [[{"source": "reused"}]] * 3 + [[{"source": "paid"}]]
-    notes = [json.loads(row[0])["notes"]["source"] for row in turn_results(workspace, second)]
-    assert notes == ["reused", "reused", "reused", "paid"]
+    replies = [json.loads(row[0])["notes"]["reply"] for row in turn_results(workspace, second)]
+    assert [reply["source"] for reply in replies] == ["reused", "reused", "reused", "paid"]
 
 
 def turn_results(workspace: Path, run_id: str) -> list[tuple[str]]:

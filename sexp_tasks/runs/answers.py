@@ -4,10 +4,10 @@ request's one fingerprint (handler/model_request.py).
 - `ReusedTurns`: the completed model turns of an earlier run (`sexp run FILE --reuse RUN_ID`),
   read from its `turn` steps. A turn is found by its request, not by its place in the program,
   so an edited program (or another program) is answered wherever it asks what that run asked.
-- `AnswerCache`: the `answers` table of the store (`--cache`, `cache = true`): every completed
-  answer paid for, kept by fingerprint, for any later run.
-- `ReadyAnswers`: both, as the model call asks them (reuse first, then the cache), counting
-  what each answered for the run's summary line.
+- `AnswerCache`: the store's `answers` table (runs/schema.py; `--cache`, `cache = true`): every
+  completed answer paid for, kept by fingerprint, for any later run.
+- `ReadyAnswers`: one run's (recording.Run.answers): both, as the model call asks them (reuse
+  first, then the cache), counting what each answered for the run's summary line.
 """
 
 from __future__ import annotations
@@ -21,15 +21,8 @@ from typing import Any
 from ..handler.model_request import ModelAnswer, ModelRequest
 from .store import Store, kept_json
 
-# The cache's table, made when the cache is first used (a store that never used it has none).
-ANSWERS_TABLE = """
-CREATE TABLE IF NOT EXISTS answers (
-    fingerprint TEXT PRIMARY KEY,   -- ModelRequest.fingerprint() of the request answered
-    model TEXT NOT NULL,            -- the model asked
-    answer TEXT NOT NULL,           -- JSON of ModelAnswer.as_record()
-    created_at REAL NOT NULL
-)
-"""
+ReadyHook = Callable[[ModelRequest], "ModelAnswer | None"]  # HandlerServices.ready_answer
+KeepHook = Callable[[ModelRequest, ModelAnswer], None]  # HandlerServices.keep_answer
 
 
 def completed(answer: ModelAnswer) -> bool:
@@ -91,73 +84,77 @@ class ReusedTurns:
 
 
 class AnswerCache:
-    """The store's `answers` table: completed answers by the fingerprint of their request.
+    """The store's `answers` table (runs/schema.py, migration 3): completed answers by the
+    fingerprint of their request.
 
     It uses the recorded run's own store connection when there is one (recording() gives it),
-    else one of its own, opened on first use: a run that asks no model opens nothing. The table
-    is made when the cache is first used."""
+    else one of its own, opened on first use: a run that asks no model opens nothing."""
 
     def __init__(self, path: str, recording: Callable[[], Store | None] = lambda: None) -> None:
         self.path = path
         self._recording = recording
         self._own: Store | None = None
-        self._ready: set[int] = set()  # the connections the table is known to exist on
         self._lock = threading.Lock()
 
-    def _table(self) -> Store:
+    def _store(self) -> Store:
         store = self._recording()
+        if store is not None:
+            return store
         with self._lock:
-            if store is None:
-                store = self._own = self._own or Store(self.path)
-            if id(store) not in self._ready:
-                store.write(ANSWERS_TABLE)
-                self._ready.add(id(store))
-        return store
+            self._own = self._own or Store(self.path)
+            return self._own
 
     def answer(self, request: ModelRequest) -> ModelAnswer | None:
         """The kept answer to exactly this request, marked cached; None when there is none."""
-        rows = self._table().query(
+        rows = self._store().query(
             "SELECT answer FROM answers WHERE fingerprint = ?", (request.fingerprint(),)
         )
         record = _json(rows[0]["answer"]) if rows else None
-        return ModelAnswer.from_record(record).answered_from("cached") if record else None
+        return ModelAnswer.from_record(record).answered_from("cached") if isinstance(record, dict) else None
 
     def keep(self, request: ModelRequest, answer: ModelAnswer) -> None:
-        """Keep a paid answer for later runs, if it is complete (a failed, empty or cut-off
-        answer is never kept: asked again, the request is sent again)."""
+        """Keep a paid answer for later runs, if it is complete (the model call hands over every
+        paid answer; a failed, empty or cut-off one is never kept: asked again, it is sent again)."""
         if answer.source != "paid" or not completed(answer):
             return
-        self._table().write(
+        self._store().write(
             "INSERT OR REPLACE INTO answers (fingerprint, model, answer, created_at) VALUES (?, ?, ?, ?)",
             (request.fingerprint(), request.model, kept_json(answer.as_record()), time.time()),
         )
 
 
 def clear_cache(store: Store) -> int:
-    """Empty the store's answer cache; how many answers it held (0 when it never had one)."""
-    if not store.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'answers'"):
-        return 0
+    """Empty the store's answer cache; how many answers it held."""
     count = int(store.query("SELECT COUNT(*) AS n FROM answers")[0]["n"])
     store.write("DELETE FROM answers")
     return count
 
 
 class ReadyAnswers:
-    """Where a model turn's answer may come from before it is sent: the run reused (`reuse`,
-    set per run) and then the cache (when on). Counts the turns each answered."""
+    """Where one run's model turns may be answered from before they are sent: the run it reuses
+    (`--reuse RUN_ID`) and then the cache (when on). Counts the turns each answered, for the
+    run's summary line."""
 
-    def __init__(self, cache: AnswerCache | None = None) -> None:
-        self.reuse: ReusedTurns | None = None
-        self.cache = cache
+    def __init__(self, reuse: ReusedTurns | None = None) -> None:
+        self.reuse = reuse
         self.reused = 0
         self.cached = 0
         self._lock = threading.Lock()
 
-    def ready(self, request: ModelRequest) -> ModelAnswer | None:
+    def hooks(self, cache: AnswerCache | None) -> tuple[ReadyHook | None, KeepHook | None]:
+        """The run's `ready_answer` and `keep_answer` (HandlerServices), cache the session's answer
+        cache (None: off). Each is None when there is nothing to ask or keep, so a run with
+        neither reuse nor cache computes no request fingerprint it does not need."""
+        if self.reuse is None and cache is None:
+            return None, None
+        keep = cache.keep if cache is not None else None
+        return (lambda request: self._ready(request, cache)), keep
+
+    def _ready(self, request: ModelRequest, cache: AnswerCache | None) -> ModelAnswer | None:
         """The reused or cached answer to request, or None: it must be sent."""
         answer = self.reuse.take(request) if self.reuse is not None else None
-        if answer is None and self.cache is not None:
-            answer = self.cache.answer(request)
+        if answer is None and cache is not None:
+            answer = cache.answer(request)
         if answer is not None:
             with self._lock:
                 if answer.source == "reused":
@@ -165,11 +162,6 @@ class ReadyAnswers:
                 else:
                     self.cached += 1
         return answer
-
-    def keep(self, request: ModelRequest, answer: ModelAnswer) -> None:
-        """A paid answer, kept in the cache when it is on."""
-        if self.cache is not None:
-            self.cache.keep(request, answer)
 
 
 def _notes(text: Any) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Where each recorded model turn's answer came from, as `sexp trace` marks it (SPEC §11.2):
 `paid` (sent now), `reused` (`--reuse RUN_ID`), `cached` (`--cache`) or `replayed` (a cassette).
 
-A turn keeps its source in its notes; a turn recorded before sources were kept was paid for.
-The text trace marks only the turns not paid for (the plain case needs no mark, and a line's
-end stays its preview); `--json` gives every turn's."""
+A turn keeps its source in its notes' reply (tasks/journaled_steps.py); a turn recorded before
+sources were kept was paid for. The text trace marks only the turns not paid for (the plain case
+needs no mark, and a line's end stays its preview); `--json` gives every turn's."""
 
 from __future__ import annotations
 
@@ -16,17 +16,15 @@ PAID = "paid"
 
 
 def turn_source(turn: dict[str, Any]) -> str:
-    """The source of a recorded turn's answer (its notes' `source`, else its reply's); `paid`
-    when it kept none (a turn recorded before sources were kept), or garbage."""
+    """The source of a recorded turn's answer (its reply's `source`); `paid` when it kept none
+    (a turn recorded before sources were kept), or garbage."""
     try:
         record = json.loads(turn.get("result") or "")
     except (ValueError, TypeError):
         return PAID
     notes = record.get("notes") if isinstance(record, dict) else None
-    if not isinstance(notes, dict):
-        return PAID
-    reply = notes.get("reply")
-    source = notes.get("source", reply.get("source") if isinstance(reply, dict) else None)
+    reply = notes.get("reply") if isinstance(notes, dict) else None
+    source = reply.get("source") if isinstance(reply, dict) else None
     return source if source in ANSWER_SOURCES else PAID
 
 
