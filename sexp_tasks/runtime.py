@@ -111,15 +111,18 @@ class Runtime(TaskServices):
         resume: str | None = None,
         force: bool = False,
         run: Run | None = None,
+        *,
+        reuse: str | None = None,
     ) -> Value:
         """Run a program file as a recorded run (or resume one): run (a batch row's), else one
         announced on stderr with the session's budget and cassette (`new_run`). A program that
-        does not read or compile is no run."""
+        does not read or compile is no run. reuse: a recorded run whose answers this new run's
+        model turns take when they ask what it asked (SPEC §11.2)."""
         codes = [self.compiler.compile(form, None) for form in read(text, str(path))]
         run = self.run = run or self.new_run()
         program, given = str(path), _json_inputs(inputs)
         if resume is None:
-            run.begin(program, text, given)
+            run.begin(program, text, given, reuse)
         else:
             for name, value in run.resume(resume, program, text, given, force).items():
                 self.define(name, value)  # the recorded inputs: JSON values are the language's as they are

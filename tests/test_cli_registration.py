@@ -25,6 +25,7 @@ COMMANDS = (
     "check",
     "runs",
     "trace",
+    "cache",
     "config",
     "init",
     "doc",
@@ -101,7 +102,7 @@ def test_an_unknown_command_is_a_usage_error(cli: Cli) -> None:
 def test_a_command_module_added_to_the_list_is_a_command(
     sexp_in_process: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What adding a command takes (`sexp cache clear`, say): a module whose register declares
+    """What adding a command takes (`sexp scratch clear`, say): a module whose register declares
     it, in COMMAND_MODULES; `sexp --help` lists it, and its run function carries it out."""
 
     def clear(args: argparse.Namespace, cwd: Path) -> int:
@@ -109,20 +110,20 @@ def test_a_command_module_added_to_the_list_is_a_command(
         return EXIT_OK
 
     def register(commands: Commands) -> None:
-        cache = commands.add_parser("cache", help="the answers cache")
-        actions = cache.add_subparsers(
+        scratch = commands.add_parser("scratch", help="the scratch files")
+        actions = scratch.add_subparsers(
             dest="action", metavar="ACTION", parser_class=CommandParser, required=True
         )
-        cleared = actions.add_parser("clear", help="forget every cached answer")
+        cleared = actions.add_parser("clear", help="remove every scratch file")
         cleared.add_argument("--store", metavar="PATH", default="s.db")
         cleared.set_defaults(run=clear)
 
-    cache_commands = types.ModuleType("cache_commands")
-    cache_commands.register = register  # type: ignore[attr-defined]
-    monkeypatch.setattr(cli_main, "COMMAND_MODULES", (*COMMAND_MODULES, cache_commands))
+    scratch_commands = types.ModuleType("scratch_commands")
+    scratch_commands.register = register  # type: ignore[attr-defined]
+    monkeypatch.setattr(cli_main, "COMMAND_MODULES", (*COMMAND_MODULES, scratch_commands))
     code, out, _ = sexp_in_process("--help")
-    assert code == EXIT_OK and "    cache               the answers cache\n" in out
-    status, out, err = sexp_in_process("cache", "clear")
+    assert code == EXIT_OK and "    scratch             the scratch files\n" in out
+    status, out, err = sexp_in_process("scratch", "clear")
     assert (status, out, err) == (EXIT_OK, f"cleared s.db in {Path.cwd().name}\n", "")
-    status, out, err = sexp_in_process("cache")
+    status, out, err = sexp_in_process("scratch")
     assert (status, out) == (EXIT_USAGE, "") and "error: the following arguments are required: ACTION" in err

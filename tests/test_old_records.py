@@ -174,7 +174,6 @@ def test_the_old_cassette_answers_every_call_without_a_request(program: Path, se
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="needs --reuse (issue 20 point 7)", strict=False)
 def test_reusing_the_old_completed_run_sends_only_what_an_edit_changed(
     program: Path, server: LLMServer
 ) -> None:

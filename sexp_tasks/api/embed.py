@@ -44,7 +44,7 @@ class Session:
     """A session of the language: definitions persist across `eval` calls.
 
     Settings are the sexp.toml keys (`model`, `api_base`, `templates`, `workspace`, `store`,
-    `max_cost_usd`, ...) and `mock_responses`, `record`, `replay`, `quiet`. A program's `print`
+    `max_cost_usd`, `cache`, ...) and `mock_responses`, `record`, `replay`, `quiet`. A program's `print`
     writes to sys.stdout, warnings
     to sys.stderr (as they are when the session is made).
     """
@@ -66,12 +66,17 @@ class Session:
         *,
         recorded: bool = False,
         resume: str | None = None,
+        reuse: str | None = None,
     ) -> Any:
         """Bind inputs (as `--set` does), run the program file at path; its last value.
 
         recorded=True records the run in the store (as `sexp run` does; its id is then
         `run_id`); resume=RUN_ID resumes that recorded run (as `sexp run --resume`): its
-        completed steps, model turns and tool calls (a Python tool's too) come from the store."""
+        completed steps, model turns and tool calls (a Python tool's too) come from the store.
+        reuse=RUN_ID records a new run in which each model request that run made takes its
+        recorded answer (as `sexp run --reuse`); not with resume."""
+        if resume is not None and reuse is not None:
+            raise SettingsError("run_file: give resume= (the same run again) or reuse= (a new run), not both")
         if inputs is not None and not isinstance(inputs, dict):
             raise SettingsError(f"inputs must be a dict of names to values, not {type(inputs).__name__}")
         given = {self._name(name): from_python(value, name) for name, value in (inputs or {}).items()}
@@ -81,10 +86,12 @@ class Session:
             text = target.read_text(encoding="utf-8")
         except OSError as err:
             raise SettingsError(f"cannot read {path}: {err.strerror or err}") from None
-        if not recorded and resume is None:
+        if not recorded and resume is None and reuse is None:
             return to_python(_deep(lambda: self._runtime.run_file(target, text)))
         try:
-            return to_python(_deep(lambda: self._runtime.run_recorded(target, text, given, resume)))
+            return to_python(
+                _deep(lambda: self._runtime.run_recorded(target, text, given, resume, reuse=reuse))
+            )
         finally:
             run = self._runtime.run
             self.run_id = run.run_id if run is not None and run.journal is not None else self.run_id

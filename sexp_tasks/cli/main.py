@@ -24,6 +24,7 @@ from ..errors import OutputClosed, UsageError
 from ..redact import hide_credentials_from_other_processes
 from . import (
     batch_commands,
+    cache_commands,
     check_commands,
     doc_commands,
     index_commands,
@@ -46,6 +47,7 @@ COMMAND_MODULES = (
     index_commands,
     check_commands,
     runs_commands,
+    cache_commands,
     project_commands,
     doc_commands,
 )

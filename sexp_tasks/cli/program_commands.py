@@ -67,7 +67,9 @@ def _program_options(parser: CommandParser) -> None:
 
 def _run_options(parser: CommandParser) -> None:
     """run's own options, after the ones it shares with eval: how the recorded run starts."""
-    parser.add_argument("--resume", metavar="RUN_ID", help="re-run, answering completed steps from the store")
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument("--resume", metavar="RUN_ID", help="re-run, answering completed steps from the store")
+    again.add_argument("--reuse", metavar="RUN_ID", help="a new run, answering what RUN_ID also asked")
     parser.add_argument("--force", action="store_true", help="with --resume: resume an edited program")
 
 
@@ -120,7 +122,7 @@ def _run(
     if path is None:
         value = runtime.run_source(text, "<eval>")
     else:
-        value = runtime.run_recorded(path, text, bound, args.resume, args.force)
+        value = runtime.run_recorded(path, text, bound, args.resume, args.force, reuse=args.reuse)
     _report(value, args.json, settings.quiet, print_nil, sys.stdout)
     failure = failed_result_line(value)
     if failure is not None:

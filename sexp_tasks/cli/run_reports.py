@@ -1,5 +1,5 @@
-"""`sexp runs` (recent runs, newest first), `sexp trace RUN_ID` (a run's tree of steps) and the
-line `sexp run` ends with."""
+"""`sexp runs` (recent runs, newest first), `sexp trace RUN_ID` (a run's tree of steps), `sexp
+cache clear` and the line `sexp run` ends with."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from ..errors import UsageError
 from ..handler.cost import format_cost
 from ..redact import scrub
 from ..runs import batches, pruning
+from ..runs.answers import clear_cache
 from ..runs.store import Store
 from ..runs.traces import (
     duration,
@@ -79,6 +80,23 @@ def prune_command(
     return EXIT_OK
 
 
+def cache_clear_command(settings: Settings, as_json: bool, out: TextIO | None = None) -> int:
+    """`sexp cache clear`: remove every answer the store's cache holds and say how many,
+    `cleared N cached answers` (or `{"answers": N}`). No store: 0, and none is made."""
+    out = out or sys.stdout
+    store = open_store(settings)
+    removed = 0
+    if store is not None:
+        try:
+            removed = clear_cache(store)
+        finally:
+            store.close()
+    text = f"cleared {removed} cached answer{'' if removed == 1 else 's'}"
+    out.write((json.dumps({"answers": removed}) if as_json else text) + "\n")
+    out.flush()
+    return EXIT_OK
+
+
 def _listing(store: Store, summaries: list[dict[str, Any]]) -> list[str]:
     """The lines of `sexp runs`: a run of its own on a line; the runs of a batch's rows under
     their batch's line (`batch <id> ... <ok>/<total> ok ...`), indented, in row order, where the
@@ -132,7 +150,7 @@ def trace_command(
         if run is None or store is None:
             report(error_line(f"unknown run '{run_id}'"))
             return EXIT_ERROR
-        steps = store.steps(run_id, turns=as_json or full)
+        steps = store.steps(run_id, turns=True)  # a turn not paid for is marked (SPEC §11.2)
     finally:
         if store is not None:
             store.close()
@@ -155,7 +173,9 @@ def _can_draw(out: TextIO) -> bool:
 
 def report_spending(runtime: Runtime) -> None:
     """`run: <id> <n> model calls, <tokens> tokens, $<cost>, <seconds> s` on stderr, when the
-    recorded run made model calls (mock, replayed and real ones alike) and is not quiet."""
+    recorded run made model calls (mock, replayed, reused, cached and real ones alike) and is
+    not quiet; then `, <k> reused` when the run reused any or was given --reuse, and
+    `, <c> cached` when the cache answered any (SPEC §11.2)."""
     run = runtime.run
     if run is None or run.journal is None or runtime.settings.quiet:
         return
@@ -166,5 +186,10 @@ def report_spending(runtime: Runtime) -> None:
         f"run: {run.run_id} {made.calls} model calls, {made.tokens} tokens, "
         f"{format_cost(made.cost_usd)}, {run.seconds:.1f} s"
     )
+    answers = run.answers
+    if answers.reused or answers.reuse is not None:
+        line += f", {answers.reused} reused"
+    if answers.cached:
+        line += f", {answers.cached} cached"
     runtime.err.write(line + "\n")
     runtime.err.flush()

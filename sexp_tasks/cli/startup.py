@@ -120,8 +120,8 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=False,
     ),
     "sexp_tasks.cli.run_reports": Lazy(
-        ("sexp_tasks.cli.runs_commands", "sexp_tasks.cli.program_commands"),
-        "`sexp runs` and `trace`, and `run`'s closing summary: the run store, and traces"
+        ("sexp_tasks.cli.runs_commands", "sexp_tasks.cli.program_commands", "sexp_tasks.cli.cache_commands"),
+        "`sexp runs`, `trace` and `cache clear`, and `run`'s closing summary: the run store, and traces"
         " (which import the handler): 35 ms",
         program=False,
     ),

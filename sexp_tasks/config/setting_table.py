@@ -187,6 +187,12 @@ class Settings:
         help="seconds a model request may take (default 600)",
         check=_SECONDS,
     )
+    cache: bool = setting(
+        False,
+        (bool,),
+        "--cache",
+        help="answer a request asked before from the store's answer cache; keep each paid answer",
+    )
     # sexp.toml's [generation] table: settings sent with every call, below a template's and a call's
     generation: Mapping[str, Any] = setting(dict, (dict,), convert=_generation, merge=merge_generation)
     mock_responses: str | None = setting(

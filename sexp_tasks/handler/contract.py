@@ -104,7 +104,7 @@ class HandlerServices:
     # An answer for a request without sending it (reused from an earlier run or cached, its
     # source set), or None: send it. Filled by --reuse and --cache.
     ready_answer: Callable[[ModelRequest], ModelAnswer | None] | None = None
-    # Keeps a paid, completed answer to its request (the response cache).
+    # Gets each paid answer with its request (the response cache keeps the completed ones).
     keep_answer: Callable[[ModelRequest, ModelAnswer], None] | None = None
     # The run's cost budget: each call reserves its estimated cost before it is sent.
     budget: CostBudget = field(default_factory=CostBudget)

@@ -137,7 +137,7 @@ def _trace(session: Session, operand: str) -> Reply:
     run = store.run(run_id)
     if run is None:
         return Failed(error_line(f"unknown run '{run_id}'"))
-    return Printed(format_trace(run, store.steps(run_id)))
+    return Printed(format_trace(run, store.steps(run_id, turns=True)))
 
 
 @command("model", ":model [M]", "the model for tasks that name none (like --model)")

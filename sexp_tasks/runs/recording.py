@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from ..errors import RunError, SexpError
 from ..handler.cost import CostBudget
 from ..handler.replay import Cassette
+from .answers import ReadyAnswers, ReusedTurns
 from .journal import Journal, new_run_id, program_hash
 from .store import Store, kept_json
 
@@ -102,6 +103,7 @@ class Run:
         self.run_id = run_id
         self.store: Store | None = None  # the store written to, once the run has begun
         self.journal: Journal | None = None  # set when the run is recorded
+        self.answers = ReadyAnswers()  # its turns answered without a request: reused, cached (SPEC §11.2)
         self._open_store = open_store
         self._where = where
         self._shares_budget = shares_budget
@@ -131,10 +133,17 @@ class Run:
             _CURRENT.reset(token)
 
     # Beginning ----------------------------------------------------------------------------
-    def begin(self, program: str, text: str, inputs: Mapping[str, object]) -> str:
-        """Record the run in the store from now on; its id (announced)."""
+    def begin(self, program: str, text: str, inputs: Mapping[str, object], reuse: str | None = None) -> str:
+        """Record the run in the store from now on; its id (announced). reuse: a run of the store
+        whose recorded answers this one's model turns take when they ask what it asked (`--reuse`;
+        a RunError, before anything is recorded, when the store holds no such run)."""
         self._times = (time.monotonic(), None)
-        store = self._opener()(True)
+        store = self._opener()(reuse is None)  # a run to reuse needs a store that holds it
+        if reuse is not None:
+            turns = ReusedTurns.of_run(store, reuse)
+            if turns is None:
+                raise RunError(f"unknown run '{reuse}' in {self._where}")
+            self.answers = ReadyAnswers(turns)
         run_id = self.run_id = self.run_id or new_run_id()
         self._lock = store.hold_run(run_id)
         with self._letting_go_on_error():

@@ -81,10 +81,22 @@ BATCHES = (
     "CREATE INDEX IF NOT EXISTS batch_rows_run ON batch_rows (run_id)",
 )
 
+# 3: the answer cache (`--cache`, `cache = true`; SPEC §11.2): completed paid answers by the
+# fingerprint of their request (handler/model_request.py), for any later run.
+ANSWERS = (
+    """CREATE TABLE IF NOT EXISTS answers (
+        fingerprint TEXT PRIMARY KEY,   -- ModelRequest.fingerprint() of the request answered
+        model TEXT NOT NULL,            -- the model asked
+        answer TEXT NOT NULL,           -- JSON of ModelAnswer.as_record()
+        created_at REAL NOT NULL
+    )""",
+)
+
 # Migration n is MIGRATIONS[n - 1]: the statements bringing a store from version n-1 to n.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     RUNS_STEPS_FILES,
     BATCHES,
+    ANSWERS,
 )
 
 LATEST = len(MIGRATIONS)  # the version of a store every migration has been applied to

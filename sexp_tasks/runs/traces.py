@@ -21,6 +21,7 @@ from ..handler.cost import format_cost
 from ..handler.request import format_answer, format_request
 from ..redact import scrub
 from ..results import round_cost
+from .turn_sources import answer_mark, sources_mark, turn_source
 
 PREVIEW_CHARS = 60
 UNREADABLE = "(unreadable result)"
@@ -234,7 +235,8 @@ def format_trace(
     ]
     while stack:  # iterative, so a deep chain of subtasks cannot exhaust the stack
         node, indent, is_last = stack.pop()
-        lines.append(indent + (last if is_last else branch) + format_step(node.row))
+        mark = sources_mark(turns.get(node.row["key"], []))  # reused, cached... (SPEC §11.2)
+        lines.append(indent + (last if is_last else branch) + format_step(node.row) + mark)
         below = indent + (space if is_last else pipe)
         children = node.children
         detail = below + (pipe if children else space)
@@ -251,8 +253,8 @@ def format_trace(
 
 def trace_json(run: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
     """`{"run": {...}, "steps": [{..., "children": [...]}]}` with previews, not whole results;
-    each step's `request` and `answer` are its last model turn's (None for a step that made
-    no model call): that request holds the whole conversation before the answer."""
+    each step's `request` and `answer` are its last model turn's (None for no model call), the
+    whole conversation before the answer; `turns`, each turn's `source` (paid, reused ...)."""
     steps, turns = split_turns(steps)
     roots = step_tree(steps)
     out: list[dict[str, Any]] = []
@@ -262,6 +264,7 @@ def trace_json(run: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, An
         data = _step_data(node.row)
         exchanges = [_exchange(turn) for turn in turns.get(node.row["key"], [])]
         data["request"], data["answer"] = exchanges[-1][:2] if exchanges else (None, None)
+        data["turns"] = [{"source": turn_source(turn)} for turn in turns.get(node.row["key"], [])]
         data["retries"] = step_retries(node.row)
         data["children"] = data.pop("children")  # last, after the request and answer
         siblings.append(data)
@@ -391,5 +394,7 @@ def _turn_lines(step: dict[str, Any], turns: list[dict[str, Any]]) -> list[str]:
         if answer is None and not calls:
             lines.append(f"answer{label}: (none{': ' + why if why else ''})")
         else:
-            lines += [f"answer{label}:"] + ["  " + line for line in format_answer(answer, calls)]
+            lines += [f"answer{label}:{answer_mark(turn)}"] + [
+                "  " + line for line in format_answer(answer, calls)
+            ]
     return lines

@@ -1,6 +1,6 @@
 """What the task system hands every Handler of a run (HandlerServices): the mock script, the
-cassette, the user for ask_user, warnings, and its hooks for subtasks, tool calls, model turns
-and the cost budget."""
+cassette, the user for ask_user, warnings, its hooks for subtasks, tool calls, model turns and
+the cost budget, and the answers a turn may take without a request (reused or cached)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ..diagnostics import warning_line
 from ..errors import ServiceError
 from ..handler.contract import HandlerServices
 from ..handler.replay import MockScript
+from ..runs.answers import AnswerCache
 from ..runs.recording import Run
 
 if TYPE_CHECKING:
@@ -40,11 +41,12 @@ def read_mock_script(settings: Settings, warn: Callable[[str], None]) -> MockScr
 def make_handler_services(
     system: TaskSystem, run: Run, mock: MockScript | ServiceError, warn: Callable[[str], None]
 ) -> HandlerServices:
-    """run's services (its budget and cassette), with the mock script read_mock_script gave
-    (raised if it was an error)."""
+    """run's services (its budget, cassette and ready answers), with the mock script
+    read_mock_script gave (raised if it was an error)."""
     settings = system.settings
     if isinstance(mock, ServiceError):
         raise mock
+    ready_answer, keep_answer = run.answers.hooks(system.answer_cache)  # None when neither is on
     return HandlerServices(
         mock=mock,
         cassette=run.cassette.get(),  # opened by the run's first model call
@@ -57,7 +59,17 @@ def make_handler_services(
         python_tools=system.python_tools,  # the same dict: a tool added later is offered too
         # on stderr even when quiet (a batch's rows always are): where the key goes is no chatter
         before_sending=lambda: warn_api_base_once(settings, lambda message: _notice(system.err, message)),
+        ready_answer=ready_answer,  # the run --reuse names, then the cache (SPEC §11.2)
+        keep_answer=keep_answer,
     )
+
+
+def answer_cache(system: TaskSystem) -> AnswerCache | None:
+    """The answer cache, with the `cache` setting (None without): the store's `answers` table, on
+    the connection of the run recording now, else on one of its own opened when first asked."""
+    if not system.settings.cache:
+        return None
+    return AnswerCache(str(system.settings.store), lambda: system.current_run().store)
 
 
 def _notice(err: TextIO, message: str) -> None:

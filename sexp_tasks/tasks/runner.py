@@ -27,7 +27,7 @@ from ..runs.recording import CassetteSlot, Run, current_run
 from ..runs.store import Store
 from .context import ContextError, inherited_context, resolve
 from .given_files import MemoryQuery, command_listing, file_stamps, gather_files
-from .handler_services import make_handler_services, read_mock_script
+from .handler_services import answer_cache, make_handler_services, read_mock_script
 from .history import History
 from .inputs import InputError, substitute
 from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
@@ -96,6 +96,7 @@ class TaskSystem:
         self._mock = read_mock_script(settings, warn)  # read now: a script with no replies is a usage error
         self.python_tools: dict[str, PythonTool] = {}  # Session.tool's functions, for every Handler
         self.globals: Mapping[str, Value] = {}  # the language's globals (install): procedures as tools
+        self.answer_cache = answer_cache(self)  # with the cache setting: paid answers kept (SPEC §11.2)
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
