@@ -116,6 +116,9 @@ def test_the_trace_marks_reused_and_paid_turns(
     _, text, _ = sexp_in_process("trace", second)
     lines = text.splitlines()[1:]
     assert [line.endswith("  [reused]") for line in lines] == [True, True, True, False]
+    assert lines[3].endswith("  [paid]")  # in a run that reused turns, a paid task says so too
+    _, plain, _ = sexp_in_process("trace", first)
+    assert "[paid]" not in plain and "[reused]" not in plain  # a run that paid for all needs no mark
     _, full, _ = sexp_in_process("trace", second, "--full")
     assert full.count("answer: reused") == 3 and full.count("answer:\n") == 1
     _, data, _ = sexp_in_process("trace", second, "--json")

@@ -21,7 +21,7 @@ from ..handler.cost import format_cost
 from ..handler.request import format_answer, format_request
 from ..redact import scrub
 from ..results import round_cost
-from .turn_sources import answer_mark, sources_mark, turn_source
+from .turn_sources import answer_mark, some_not_paid, sources_mark, turn_source
 
 PREVIEW_CHARS = 60
 UNREADABLE = "(unreadable result)"
@@ -227,15 +227,14 @@ def format_trace(
     """The run's header line and its tree of steps, one step a line; full: under each task step,
     the request each of its model turns sent and the raw answer (SPEC §10.3)."""
     steps, turns = split_turns(steps)
-    summary = run_summary(run, steps)
-    lines = [f"run {format_run_line(summary)}"]
+    lines, every = [f"run {format_run_line(run_summary(run, steps))}"], some_not_paid(turns)
     branch, last, pipe, space = ("├─ ", "└─ ", "│  ", "   ") if unicode else ("|- ", "`- ", "|  ", "   ")
     stack: list[tuple[StepNode, str, bool]] = [
         (node, "", i == 0) for i, node in enumerate(reversed(step_tree(steps)))
     ]
     while stack:  # iterative, so a deep chain of subtasks cannot exhaust the stack
         node, indent, is_last = stack.pop()
-        mark = sources_mark(turns.get(node.row["key"], []))  # reused, cached... (SPEC §11.2)
+        mark = sources_mark(turns.get(node.row["key"], []), every)  # paid, reused... (SPEC §11.2)
         lines.append(indent + (last if is_last else branch) + format_step(node.row) + mark)
         below = indent + (space if is_last else pipe)
         children = node.children
