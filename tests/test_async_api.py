@@ -169,3 +169,26 @@ def test_cancelling_an_acall_interrupts_it_promptly_and_the_session_goes_on(
     took, after = asyncio.run(main())
     assert took < scaled(1)
     assert text(after) == "hello next"
+
+
+def test_an_async_tool_awaiting_acall_nests_inside_the_running_program(
+    project: Path, server: LLMServer
+) -> None:
+    nested = sexp_tasks.Session(quiet=True)
+    nested.eval("(define (square x) (* x x))")
+    nested.eval('(defatom ask (params (q string)) (instructions "Ask {{q}}") (tools helper))')
+    depths: list[bool] = []
+
+    @nested.tool
+    async def helper(x: int) -> int:
+        """Square x."""
+        depths.append(threading.current_thread().name.startswith("sexp"))
+        return int(await nested.acall("square", x))
+
+    server.script(
+        Scripted(content=None, tool_calls=[{"name": "helper", "arguments": {"x": 7}}]),
+        "<output>done</output>",
+    )
+    assert text(nested.call("ask", q="seven")) == "done"
+    tool_answers = [m["content"] for m in server.requests[1].body["messages"] if m["role"] == "tool"]
+    assert (depths, tool_answers) == ([True], ["49"])
