@@ -8,13 +8,14 @@ In-process sessions against the local server (tests/llm_server.py), which can ho
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import jsonl, scaled, write
+from conftest import jsonl, scaled, store_rows, wait_for, write
 from llm_server import LLMServer, Scripted
 
 import sexp_tasks
@@ -124,6 +125,33 @@ def test_abatch_yields_every_row_with_its_index_as_rows_finish(project: Path, se
     assert sorted(row["index"] for row in rows) == [0, 1, 2, 3]
     assert all(row["status"] == "ok" and row["value"] == f"hello {names[row['index']]}" for row in rows)
     assert (project / "p.results.jsonl").is_file()  # OUT is written as batch writes it
+
+
+def test_leaving_an_abatch_early_interrupts_the_batch(project: Path, server: LLMServer) -> None:
+    release = threading.Event()
+
+    def answer(body: dict[str, Any]) -> str:
+        name = greeted(body)
+        if name != "a":  # every row but the first is held until the test has left
+            release.wait(scaled(30))
+        return f"hello {name}"
+
+    server.answer = answer
+    write(project / "p.sexp", GREET + "(task-content (greet name))\n")
+
+    async def main() -> dict[str, Any]:
+        rows = sexp_tasks.abatch("p.sexp", [{"name": n} for n in "abc"], concurrency=3, quiet=True)
+        async with contextlib.aclosing(rows):
+            async for row in rows:
+                return row
+        raise AssertionError("no row")
+
+    try:
+        assert asyncio.run(main())["value"] == "hello a"
+        statuses = lambda: store_rows(project, "SELECT status FROM batches")  # noqa: E731
+        wait_for(lambda: statuses() == [("interrupted",)], 10, "the batch was not interrupted")
+    finally:
+        release.set()
 
 
 def test_abatch_raises_the_error_of_a_batch_that_cannot_start(project: Path) -> None:
