@@ -1,7 +1,8 @@
 """sexp-tasks: a small Lisp for LLM workflows.
 
-The Python API (SPEC §10.4, §10.5): `run`, `run_file`, `batch`, `Session`, `TaskResult` and
-`SexpError`, loaded when first used so that the command line starts without the language.
+The Python API (SPEC §10.4, §10.5, §11.3): `run`, `run_file`, `batch`, `Session`, `TaskResult`,
+`SexpError` and the async twins `arun` and `abatch`, loaded when first used so that the command
+line starts without the language.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from .errors import SexpError
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .api import Session, TaskResult, batch, run, run_file
+    from .api import Session, TaskResult, abatch, arun, batch, run, run_file
 
-__all__ = ["Session", "SexpError", "TaskResult", "batch", "run", "run_file"]
+__all__ = ["Session", "SexpError", "TaskResult", "abatch", "arun", "batch", "run", "run_file"]
 
 
 def __getattr__(name: str) -> Any:

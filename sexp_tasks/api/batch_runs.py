@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,36 @@ def batch(
     sexp.toml keys, `mock_responses` and `quiet`. A batch that cannot start raises a SexpError
     (BatchError for its input, options or resume); a failing row does not raise: its status is
     "error"."""
+    return run_rows(
+        path,
+        data,
+        None,
+        out=out,
+        concurrency=concurrency,
+        executor=executor,
+        ray_address=ray_address,
+        resume=resume,
+        force=force,
+        retry_failed=retry_failed,
+        **settings,
+    )
+
+
+def run_rows(
+    path: str | Path,
+    data: str | Path | Iterable[dict[str, Any]] | None,
+    on_row: Callable[[dict[str, Any]], None] | None,
+    *,
+    out: str | Path | None = None,
+    concurrency: int | None = None,
+    executor: str = "threads",
+    ray_address: str | None = None,
+    resume: str | None = None,
+    force: bool = False,
+    retry_failed: bool = False,
+    **settings: Any,
+) -> list[dict[str, Any]]:
+    """batch(...), on_row called with each row as it ends (in the calling thread; abatch's)."""
     resolved = api_settings(settings)
     spooled: str | None = None
     if data is None or isinstance(data, (str, Path)):
@@ -61,6 +91,7 @@ def batch(
             force=force,
             retry_failed=retry_failed,
             data_label=label,
+            on_row=on_row,
         )
         summary = run_batch(options, resolved)
     finally:

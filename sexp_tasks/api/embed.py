@@ -162,6 +162,20 @@ class Session:
         finally:
             _NESTED_CALLS.reset(nested)
 
+    async def aeval(self, text: str) -> Any:
+        """`eval`'s async twin, run off the event loop (api/async_api.py); cancelling the awaiting
+        task interrupts the evaluation, and the session goes on."""
+        from .async_api import off_loop  # lazy: asyncio only for the async twins
+
+        return await off_loop(lambda: self.eval(text))
+
+    async def acall(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """`call`'s async twin, run off the event loop (api/async_api.py): calls gathered on one
+        loop run at once; cancelling the awaiting task interrupts the call, and the session goes on."""
+        from .async_api import off_loop  # lazy: asyncio only for the async twins
+
+        return await off_loop(lambda: self.call(name, *args, **kwargs))
+
     def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Value:
         globals_ = self._runtime.globals
         fn = globals_.values[name] if name in globals_.values else globals_.missing(name, None, None)

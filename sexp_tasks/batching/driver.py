@@ -72,6 +72,9 @@ class BatchOptions:
     shared_inputs: dict[str, Any] = field(
         default_factory=dict
     )  # --set: bound in every row (a row's key wins)
+    # called with each row's OUT object as it ends (a resumed batch's ok rows as they are skipped),
+    # in the driver's thread: abatch's rows in completion order (api/async_api.py)
+    on_row: Callable[[dict[str, Any]], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -306,6 +309,8 @@ class _Batch:
                         self.budget.seed(self.budget.spent + outcome.cost_usd)  # rows not sharing it
                     out.add(row)
                     bar.advance()
+                    if self.options.on_row is not None:
+                        self.options.on_row(row)
             ok = batches.batch_summary(self.store, batch_id) or {}
             status = "completed" if ok.get("ok") == self.total and out.written == self.total else "failed"
         except KeyboardInterrupt:  # Ctrl-C: stop the rows in flight; the batch resumes later
@@ -334,6 +339,8 @@ class _Batch:
                 if stored is not None and stored["status"] == "ok" and not self._edited(stored, inputs):
                     out.add_stored(index)
                     advance()
+                    if self.options.on_row is not None:
+                        self.options.on_row(stored)
                     continue
                 if stored is not None and not (self.options.retry_failed and stored["status"] == "error"):
                     run_id, again = stored["run_id"], True  # else a fresh run: a new answer

@@ -1,0 +1,136 @@
+"""The async twins of the Python API (SPEC §11.3): `arun`, `Session.aeval`, `Session.acall` and
+`abatch`.
+
+Each runs its synchronous twin on a thread of its own and awaits the outcome, so the event loop
+goes on meanwhile: calls gathered on one loop run at once, as pmap's do. Cancelling the awaiting
+task interrupts that thread as Ctrl-C interrupts the REPL's evaluation (repl/session.py
+run_interruptibly): KeyboardInterrupt is raised in it, and run_with_deep_stack passes it on to the
+evaluation's deep-stack thread. Python code stops at once; a model call blocked on the network is
+abandoned, its thread unwinding when the answer comes, with nothing left to do. The await raises
+CancelledError at once, and the session takes the next call meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from ..lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in
+from .batch_runs import run_rows
+from .embed import run
+
+__all__ = ["abatch", "arun", "off_loop"]
+
+T = TypeVar("T")
+
+_DONE = object()  # abatch's queue: the batch has ended (its outcome is the worker's)
+
+
+class _Worker(Generic[T]):
+    """One synchronous action on a thread of its own; its outcome set on a future of a loop."""
+
+    def __init__(self, action: Callable[[], T], loop: asyncio.AbstractEventLoop) -> None:
+        self.future: asyncio.Future[T] = loop.create_future()
+        self._action = action
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._finished = False
+        # Called from inside a running program (an async tool awaiting acall), the call nests: the
+        # thread carries the program's name prefix, its context (the nesting depth) and a deep
+        # stack, as Session.call's nested branch expects (api/embed.py).
+        self._nested = threading.current_thread().name.startswith("sexp")
+        self._context = contextvars.copy_context()
+        name = "sexp-async" if self._nested else "async-sexp"
+        previous = threading.stack_size(STACK_BYTES) if self._nested else None
+        try:
+            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+            self._thread.start()
+        finally:
+            if previous is not None:
+                threading.stack_size(previous)
+
+    def _run(self) -> None:
+        try:
+            try:
+                value, error = self._context.run(self._call), None
+            except BaseException as exc:  # handed to the awaiting task, which raises it
+                value, error = None, exc
+            with self._lock:
+                self._finished = True  # no interrupt comes after this
+        except KeyboardInterrupt:  # a cancel that came just as the action ended: nobody awaits it
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._settle, value, error)
+        except RuntimeError:  # the loop is closed: nobody awaits it either
+            pass
+
+    def _call(self) -> T:
+        if not self._nested:
+            return self._action()
+        with deep_recursion():
+            return self._action()
+
+    def _settle(self, value: Any, error: BaseException | None) -> None:
+        if self.future.done():  # cancelled meanwhile
+            return
+        if error is not None:
+            self.future.set_exception(error)
+        else:
+            self.future.set_result(value)
+
+    def interrupt(self) -> None:
+        """Raise KeyboardInterrupt in the thread unless its action has ended (then: nothing)."""
+        with self._lock:
+            if not self._finished:
+                raise_interrupt_in(self._thread)
+
+
+async def off_loop(action: Callable[[], T]) -> T:
+    """action() run on a thread of its own while the loop goes on; its value (or what it raises).
+    Cancelling the awaiting task interrupts action as Ctrl-C does, and raises CancelledError."""
+    worker = _Worker(action, asyncio.get_running_loop())
+    try:
+        return await worker.future
+    except asyncio.CancelledError:
+        worker.interrupt()
+        raise
+
+
+async def arun(text: str, **settings: Any) -> Any:
+    """`run`'s async twin: the program's text run in a new session, off the event loop; its last
+    value, converted to Python. Cancelling the awaiting task interrupts the run."""
+    return await off_loop(lambda: run(text, **settings))
+
+
+async def abatch(
+    path: str | Path, data: str | Path | Iterable[dict[str, Any]] | None, **options: Any
+) -> AsyncIterator[dict[str, Any]]:
+    """`batch`'s async twin: the batch runs off the event loop, and its rows (OUT's objects, each
+    with its `index`) are yielded as they finish, in completion order (a resumed batch's ok rows
+    as they are skipped). options: batch's (out, concurrency, executor, resume, ...) and the
+    settings. A batch that cannot start raises its SexpError; leaving the loop early (or
+    cancelling it) interrupts the batch as Ctrl-C does: its rows in flight resume later."""
+    loop = asyncio.get_running_loop()
+    rows: asyncio.Queue[Any] = asyncio.Queue()
+
+    def ended(row: dict[str, Any]) -> None:  # in the batch's thread
+        try:
+            loop.call_soon_threadsafe(rows.put_nowait, row)
+        except RuntimeError:  # the loop is closed: nobody reads the rows
+            pass
+
+    worker = _Worker(lambda: run_rows(path, data, ended, **options), loop)
+    worker.future.add_done_callback(lambda _: rows.put_nowait(_DONE))
+    finished = False
+    try:
+        while (row := await rows.get()) is not _DONE:
+            yield row
+        finished = True
+        await worker.future  # the batch's error, if it raised one
+    finally:
+        if not finished:
+            worker.interrupt()
