@@ -3,5 +3,6 @@ callables both ways. `import sexp_tasks` re-exports these names lazily (sexp_tas
 
 from .batch_runs import batch
 from .embed import Session, TaskResult, run, run_file
+from .settings_type import PythonValue, Settings
 
-__all__ = ["Session", "TaskResult", "batch", "run", "run_file"]
+__all__ = ["PythonValue", "Session", "Settings", "TaskResult", "batch", "run", "run_file"]

@@ -7,11 +7,12 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from ..batching.driver import BatchOptions, run_batch
 from ..batching.input_lines import write_rows
 from .embed import api_settings
+from .settings_type import BatchSettings, settings_doc
 
 __all__ = ["batch"]
 
@@ -27,7 +28,7 @@ def batch(
     resume: str | None = None,
     force: bool = False,
     retry_failed: bool = False,
-    **settings: Any,
+    **settings: Unpack[BatchSettings],
 ) -> list[dict[str, Any]]:
     """Run the program at path once per row of data, as `sexp batch` does; the rows (OUT's
     lines, as dicts: index, status, value, error, run_id, tokens, cost_usd, seconds), in input
@@ -68,3 +69,7 @@ def batch(
             os.unlink(spooled)
     with summary.out.open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines]
+
+
+# help(sexp_tasks.batch) lists the settings it takes (concurrency is its own keyword, above).
+batch.__doc__ = (batch.__doc__ or "") + settings_doc()
