@@ -38,9 +38,9 @@ def batch(
     resume: the batch's recorded file). out: the results file (default `<stem>.results.jsonl` in
     the working directory). retry_failed: with resume, run the rows whose result is an error again
     as fresh runs (their model calls sent again) rather than resuming them. settings: the
-    sexp.toml keys, `mock_responses` and `quiet`. A batch that cannot start raises a SexpError
-    (BatchError for its input, options or resume); a failing row does not raise: its status is
-    "error"."""
+    keyword settings listed below (typed by `sexp_tasks.Settings`; `concurrency` is batch's
+    own). A batch that cannot start raises a SexpError (BatchError for its input, options or
+    resume); a failing row does not raise: its status is "error"."""
     resolved = api_settings(settings)
     spooled: str | None = None
     if data is None or isinstance(data, (str, Path)):
@@ -72,4 +72,4 @@ def batch(
 
 
 # help(sexp_tasks.batch) lists the settings it takes (concurrency is its own keyword, above).
-batch.__doc__ = (batch.__doc__ or "") + settings_doc()
+batch.__doc__ = (batch.__doc__ or "").rstrip() + settings_doc()

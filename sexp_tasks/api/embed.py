@@ -46,9 +46,10 @@ class Session:
     """A session of the language: definitions persist across `eval` calls.
 
     Settings are the sexp.toml keys (`model`, `api_base`, `templates`, `workspace`, `store`,
-    `max_cost_usd`, `cache`, ...) and `mock_responses`, `record`, `replay`, `quiet`. A program's `print`
-    writes to sys.stdout, warnings
-    to sys.stderr (as they are when the session is made).
+    `max_cost_usd`, `cache`, ...) and `mock_responses`, `record`, `replay`, `quiet`, listed below
+    and typed by `sexp_tasks.Settings` (a misspelt one is a type checker's error, and a
+    SettingsError when run). A program's `print` writes to sys.stdout, warnings to sys.stderr (as
+    they are when the session is made).
     """
 
     def __init__(self, _program: Path | None = None, **settings: Unpack[SettingsKeywords]) -> None:
@@ -196,7 +197,7 @@ def run_file(
 
 # help(sexp_tasks.run) and the others list the settings they take, from the settings table.
 for _documented in (Session, run, run_file):
-    _documented.__doc__ = (_documented.__doc__ or "") + settings_doc()
+    _documented.__doc__ = (_documented.__doc__ or "").rstrip() + settings_doc()
 
 
 def _text(text: Any, caller: str) -> None:
