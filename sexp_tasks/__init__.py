@@ -1,6 +1,7 @@
 """sexp-tasks: a small Lisp for LLM workflows.
 
 The Python API (SPEC §10.4, §10.5, §11.3): `run`, `run_file`, `batch`, `Session`, `TaskResult`,
+`Settings` (the keyword settings, typed), `PythonValue` (a program's value in Python),
 `SexpError` and the async twins `arun` and `abatch`, loaded when first used so that the command
 line starts without the language.
 """
@@ -14,9 +15,20 @@ from .errors import SexpError
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .api import Session, TaskResult, abatch, arun, batch, run, run_file
+    from .api import PythonValue, Session, Settings, TaskResult, abatch, arun, batch, run, run_file
 
-__all__ = ["Session", "SexpError", "TaskResult", "abatch", "arun", "batch", "run", "run_file"]
+__all__ = [
+    "PythonValue",
+    "Session",
+    "Settings",
+    "SexpError",
+    "TaskResult",
+    "abatch",
+    "arun",
+    "batch",
+    "run",
+    "run_file",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -26,3 +38,9 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     raise AttributeError(f"module 'sexp_tasks' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names with the API's, not yet loaded (tab completion lists them), without
+    loading it."""
+    return sorted({*globals(), *__all__})

@@ -5,11 +5,12 @@ from typing import TYPE_CHECKING, Any
 
 from .batch_runs import batch
 from .embed import Session, TaskResult, run, run_file
+from .settings_type import PythonValue, Settings
 
 if TYPE_CHECKING:
     from .async_api import abatch, arun
 
-__all__ = ["Session", "TaskResult", "abatch", "arun", "batch", "run", "run_file"]
+__all__ = ["PythonValue", "Session", "Settings", "TaskResult", "abatch", "arun", "batch", "run", "run_file"]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,11 +7,12 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from ..batching.driver import BatchOptions, run_batch
 from ..batching.input_lines import write_rows
 from .embed import api_settings
+from .settings_type import BatchSettings, settings_doc
 
 __all__ = ["batch"]
 
@@ -27,7 +28,7 @@ def batch(
     resume: str | None = None,
     force: bool = False,
     retry_failed: bool = False,
-    **settings: Any,
+    **settings: Unpack[BatchSettings],
 ) -> list[dict[str, Any]]:
     """Run the program at path once per row of data, as `sexp batch` does; the rows (OUT's
     lines, as dicts: index, status, value, error, run_id, tokens, cost_usd, seconds), in input
@@ -37,9 +38,9 @@ def batch(
     resume: the batch's recorded file). out: the results file (default `<stem>.results.jsonl` in
     the working directory). retry_failed: with resume, run the rows whose result is an error again
     as fresh runs (their model calls sent again) rather than resuming them. settings: the
-    sexp.toml keys, `mock_responses` and `quiet`. A batch that cannot start raises a SexpError
-    (BatchError for its input, options or resume); a failing row does not raise: its status is
-    "error"."""
+    keyword settings listed below (typed by `sexp_tasks.Settings`; `concurrency` is batch's
+    own). A batch that cannot start raises a SexpError (BatchError for its input, options or
+    resume); a failing row does not raise: its status is "error"."""
     return run_rows(
         path,
         data,
@@ -99,3 +100,7 @@ def run_rows(
             os.unlink(spooled)
     with summary.out.open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines]
+
+
+# help(sexp_tasks.batch) lists the settings it takes (concurrency is its own keyword, above).
+batch.__doc__ = (batch.__doc__ or "").rstrip() + settings_doc()

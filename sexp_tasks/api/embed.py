@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, Unpack, overload
 
 from ..config import Settings, load_settings
 from ..errors import ReadError, RecursionDepthError, SettingsError, TypeError_, UsageError
@@ -18,6 +18,8 @@ from ..runtime import Runtime
 from ..syntax.nodes import Symbol
 from ..syntax.reader import read
 from .convert import TaskResult, call_procedure, from_python, to_python
+from .settings_type import PythonValue, settings_doc
+from .settings_type import Settings as SettingsKeywords
 
 __all__ = ["Session", "TaskResult", "run", "run_file"]
 
@@ -29,7 +31,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _NESTED_CALLS: ContextVar[int] = ContextVar("sexp_nested_calls", default=0)
 
 
-def api_settings(given: dict[str, Any], directory: Path | None = None) -> Settings:
+def api_settings(given: Mapping[str, Any], directory: Path | None = None) -> Settings:
     """Settings from directory's sexp.toml (the working directory's by default) and the
     environment, then the given keyword settings, checked as flags are and ranking as they do:
     `model=` wins over a template's <model> as `--model` does, `templates=` adds directories
@@ -44,18 +46,20 @@ class Session:
     """A session of the language: definitions persist across `eval` calls.
 
     Settings are the sexp.toml keys (`model`, `api_base`, `templates`, `workspace`, `store`,
-    `max_cost_usd`, `cache`, ...) and `mock_responses`, `record`, `replay`, `quiet`. A program's `print`
-    writes to sys.stdout, warnings
-    to sys.stderr (as they are when the session is made).
+    `max_cost_usd`, `cache`, ...) and `mock_responses`, `record`, `replay`, `quiet`, listed below
+    and typed by `sexp_tasks.Settings` (a misspelt one is a type checker's error, and a
+    SettingsError when run). A program's `print` writes to sys.stdout, warnings to sys.stderr (as
+    they are when the session is made).
     """
 
-    def __init__(self, _program: Path | None = None, **settings: Any) -> None:
+    def __init__(self, _program: Path | None = None, **settings: Unpack[SettingsKeywords]) -> None:
         self.settings = api_settings(settings)
         self._runtime = Runtime(self.settings, program=_program)
         self.run_id: str | None = None  # the last recorded run's id (run_file(recorded=True))
 
-    def eval(self, text: str) -> Any:
-        """Run every form of text; the last one's value, converted to Python."""
+    def eval(self, text: str) -> PythonValue:
+        """Run every form of text; the last one's value, converted to Python: a PythonValue (None,
+        bool, int, float, str, list, dict with str keys, TaskResult, or a callable procedure)."""
         _text(text, "eval")
         return to_python(_deep(lambda: self._runtime.run_source(text, "<python>")))
 
@@ -67,7 +71,7 @@ class Session:
         recorded: bool = False,
         resume: str | None = None,
         reuse: str | None = None,
-    ) -> Any:
+    ) -> PythonValue:
         """Bind inputs (as `--set` does), run the program file at path; its last value.
 
         recorded=True records the run in the store (as `sexp run` does; its id is then
@@ -143,11 +147,17 @@ class Session:
         self._runtime.tasks.add_python_tool(tool)
         return fn
 
-    def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> TaskResult | Any:
         """Call the procedure or task bound to name: a task takes keyword arguments as its named
         inputs (`name` among them: this method's own is positional-only), another procedure as
         `:key value` pairs. Called from inside a running program (a tool that calls a task), it
-        nests: at most `max_depth` such calls deep, a RecursionDepthError beyond."""
+        nests: at most `max_depth` such calls deep, a RecursionDepthError beyond.
+
+        A task's call returns its TaskResult; another procedure's, its value converted (a
+        PythonValue). The name is a string known only at run time, so the type says
+        `TaskResult | Any`: mypy checks a task's result as a TaskResult (`r.content` is a str,
+        a misspelt field an error), while a procedure's value needs a `cast` or an annotation
+        on a variable of type Any."""
         if not threading.current_thread().name.startswith("sexp"):
             return to_python(_deep(lambda: self._call(name, list(args), kwargs)))
         depth = _NESTED_CALLS.get() + 1  # on the running program's own deep stack
@@ -184,16 +194,24 @@ class Session:
         return call_procedure(fn, args, kwargs, name)
 
 
-def run(text: str, **settings: Any) -> Any:
-    """Run a program's text in a new session; its last value, converted to Python."""
+def run(text: str, **settings: Unpack[SettingsKeywords]) -> PythonValue:
+    """Run a program's text in a new session; its last value, converted to Python (a
+    PythonValue)."""
     _text(text, "run")
     return Session(**settings).eval(text)
 
 
-def run_file(path: str | Path, inputs: dict[str, Any] | None = None, **settings: Any) -> Any:
+def run_file(
+    path: str | Path, inputs: dict[str, Any] | None = None, **settings: Unpack[SettingsKeywords]
+) -> PythonValue:
     """Run a program file in a new session (its own tasks/ directory loaded), inputs bound as
     `--set` binds them; its last value, converted to Python."""
     return Session(_program=Path(path), **settings).run_file(path, inputs)
+
+
+# help(sexp_tasks.run) and the others list the settings they take, from the settings table.
+for _documented in (Session, run, run_file):
+    _documented.__doc__ = (_documented.__doc__ or "").rstrip() + settings_doc()
 
 
 def _text(text: Any, caller: str) -> None:
