@@ -18,6 +18,7 @@ from ..runtime import Runtime
 from ..syntax.nodes import Symbol
 from ..syntax.reader import read
 from .convert import TaskResult, call_procedure, from_python, to_python
+from .typed import call_typed
 
 __all__ = ["Session", "TaskResult", "run", "run_file"]
 
@@ -143,13 +144,19 @@ class Session:
         self._runtime.tasks.add_python_tool(tool)
         return fn
 
-    def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+    def call(self, name: str, /, *args: Any, output_type: Any = None, **kwargs: Any) -> Any:
         """Call the procedure or task bound to name: a task takes keyword arguments as its named
         inputs (`name` among them: this method's own is positional-only), another procedure as
         `:key value` pairs. Called from inside a running program (a tool that calls a task), it
-        nests: at most `max_depth` such calls deep, a RecursionDepthError beyond."""
+        nests: at most `max_depth` such calls deep, a RecursionDepthError beyond.
+
+        output_type, a pydantic model class, is a task's output format for this call: its JSON
+        Schema replaces the template's (sent as response_format where the model takes it,
+        checked, repaired as the template's retries allow), and the result's `parsed` is a
+        model instance (`model_validate`); an answer the model rejects is a FAILED result
+        naming the violations."""
         if not threading.current_thread().name.startswith("sexp"):
-            return to_python(_deep(lambda: self._call(name, list(args), kwargs)))
+            return to_python(_deep(lambda: self._call(name, list(args), kwargs, output_type)))
         depth = _NESTED_CALLS.get() + 1  # on the running program's own deep stack
         if depth > self.settings.max_depth:
             raise RecursionDepthError(
@@ -158,15 +165,17 @@ class Session:
             )
         nested = _NESTED_CALLS.set(depth)
         try:
-            return to_python(self._call(name, list(args), kwargs))
+            return to_python(self._call(name, list(args), kwargs, output_type))
         finally:
             _NESTED_CALLS.reset(nested)
 
-    def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Value:
+    def _call(self, name: str, args: list[Any], kwargs: dict[str, Any], output_type: Any = None) -> Value:
         globals_ = self._runtime.globals
         fn = globals_.values[name] if name in globals_.values else globals_.missing(name, None, None)
         if not isinstance(fn, Procedure):
             raise SettingsError(f"{name} is not a procedure or task")
+        if output_type is not None:
+            return call_typed(fn, output_type, args, kwargs, name)
         return call_procedure(fn, args, kwargs, name)
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from ..errors import SettingsError, SexpError
 from .json_schema import violations
-from .tool_schema import TOOL_NAME, collection_type, function_schema, type_hints
+from .pydantic_models import validated
+from .tool_schema import TOOL_NAME, collection_type, function_schema, model_parameter, type_hints
 
 ANSWER_LIMIT = (
     1024 * 1024
@@ -29,6 +30,7 @@ class PythonTool:
     takes_more: bool  # whether fn takes **kwargs (arguments its schema does not name)
     nullable: frozenset[str] = frozenset()  # parameters whose default is None: a null is left out
     collections: tuple[tuple[str, type], ...] = ()  # parameters typed tuple, set or frozenset
+    models: tuple[tuple[str, type], ...] = ()  # parameters typed with a pydantic model class
 
     def run(self, arguments: dict[str, Any]) -> str:
         """The answer the model reads: the result (a string as it is, else JSON), `error: ...`
@@ -41,6 +43,12 @@ class PythonTool:
         problems = violations(arguments, parameters)  # the arguments against the parameters' schema
         if problems:
             return f"error: {self.name}: invalid arguments: " + "; ".join(problems)
+        for name, model in self.models:  # a JSON object as the model's instance, validated by it
+            if isinstance(arguments.get(name), dict):
+                arguments[name], problems = validated(model, arguments[name])
+                if problems:
+                    where = "; ".join(f"{name}.{problem}" for problem in problems)
+                    return f"error: {self.name}: invalid arguments: {where}"
         try:
             for name, kind in self.collections:  # a JSON array as the tuple or set the hint asks for
                 if isinstance(arguments.get(name), list):
@@ -99,4 +107,6 @@ def python_tool(fn: Any, name: str | None, builtin: Callable[[str], bool]) -> Py
     hints = type_hints(fn, inspect.signature(fn), tool_name)
     kinds = ((name, collection_type(hint)) for name, hint in hints.items() if name != "return")
     collections = tuple((name, kind) for name, kind in kinds if kind is not None)
-    return PythonTool(tool_name, fn, schema, takes_more, nullable, collections)
+    classes = ((name, model_parameter(hint)) for name, hint in hints.items() if name != "return")
+    models = tuple((name, model) for name, model in classes if model is not None)
+    return PythonTool(tool_name, fn, schema, takes_more, nullable, collections, models)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import SettingsError
+from .pydantic_models import is_model_class, model_schema
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 # An MCP server's tools (SPEC §11.4), as a template's <tools> names them: `NAME/*` or `NAME/tool`.
@@ -72,7 +73,35 @@ def function_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
     if summary:
         function["description"] = summary
     function["parameters"] = {"type": "object", "properties": properties, "required": required}
+    definitions = _hoisted_definitions(properties)
+    if definitions:  # a pydantic model's "#/$defs/..." references resolve from the parameters
+        function["parameters"]["$defs"] = definitions
     return {"type": "function", "function": function}
+
+
+def _hoisted_definitions(properties: dict[str, Any]) -> dict[str, Any]:
+    """The `$defs` of the pydantic models' schemas among properties, taken out of them (each model
+    schema is a copy) to sit at the parameters' top, where their `#/$defs/Name` references point."""
+    found: dict[str, Any] = {}
+    pending: list[Any] = list(properties.values())
+    while pending:
+        schema = pending.pop()
+        if isinstance(schema, dict):
+            if isinstance(schema.get("$defs"), dict):
+                found.update(schema.pop("$defs"))
+            pending.extend(schema.values())
+        elif isinstance(schema, list):
+            pending.extend(schema)
+    return found
+
+
+def model_parameter(hint: Any) -> type | None:
+    """The pydantic model class a parameter's hint names (Optional and Annotated around it
+    allowed), whose instance the function takes; else None."""
+    hint = _without_none(hint)
+    if typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    return hint if is_model_class(hint) else None
 
 
 def type_hints(fn: Callable[..., Any], signature: inspect.Signature, name: str) -> dict[str, Any]:
@@ -102,6 +131,8 @@ def type_schema(hint: Any, where: str) -> dict[str, Any]:
         return {}
     if hint in _SIMPLE:
         return {"type": _SIMPLE[hint]}
+    if is_model_class(hint):  # a pydantic model: its own schema ($defs hoisted by function_schema)
+        return dict(model_schema(hint))
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
         schema = type_schema(args[0], where)
