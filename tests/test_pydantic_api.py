@@ -8,6 +8,9 @@ In-process sessions against the local server (tests/llm_server.py), which record
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import json
 from pathlib import Path
 from typing import Any
@@ -205,3 +208,44 @@ def test_importing_the_package_and_a_plain_program_leave_pydantic_out() -> None:
         "print('pydantic' in sys.modules)\n"
     )
     assert out.strip() == "False"
+
+
+class Size(enum.Enum):
+    """A parcel's size."""
+
+    SMALL = "small"
+    LARGE = "large"
+
+
+@dataclasses.dataclass
+class Parcel:
+    """A parcel to ship."""
+
+    weight: float
+    size: Size
+
+
+def test_types_beyond_the_plain_ones_get_pydantic_s_schema_and_value(
+    project: Path, server: LLMServer
+) -> None:
+    """A dataclass, an Enum, a datetime: a SettingsError before pydantic gave their schemas."""
+    received: list[Any] = []
+    work = session(project, server)
+
+    @work.tool
+    def register(parcel: Parcel, when: datetime.date, sizes: list[Size] | None = None) -> str:
+        """Register a parcel."""
+        received.append((parcel, when, sizes))
+        return "ok"
+
+    server.script(
+        tool_call({"parcel": {"weight": 1.5, "size": "small"}, "when": "2026-11-27", "sizes": ["large"]}),
+        tool_call({"parcel": {"weight": 1.5, "size": "huge"}, "when": "2026-11-27"}),
+        "done",
+    )
+    assert work.call("support", question="ship it").status == "COMPLETE"
+    assert received == [(Parcel(1.5, Size.SMALL), datetime.date(2026, 11, 27), [Size.LARGE])]
+    properties = server.requests[0].body["tools"][0]["function"]["parameters"]["properties"]
+    assert properties["when"] == {"format": "date", "type": "string"}
+    answers = [m["content"] for m in server.requests[2].body["messages"] if m["role"] == "tool"]
+    assert answers[-1].startswith("error: register: invalid arguments:") and "huge" in answers[-1]

@@ -128,14 +128,16 @@ class Session:
 
         Its JSON schema comes from the signature's type hints (str, int, float, bool, list[X],
         dict, Literal[...], X | None: X or null; a parameter without a hint takes any JSON
-        value) and the docstring (its first paragraph describes the tool, an `Args:` section
-        each parameter); a parameter without a default is required. The model's arguments are
-        checked against it (a violation is an answer naming it, fn not called); fn's result (an
-        async fn's awaited) goes back to the model as text (a string as it is, anything else as
-        JSON), an exception as `error: <ExceptionType>: <message>`, and the task goes on. A
-        recorded run journals each call, so a resumed run does not call fn again. A name that
-        is not 1 to 64 letters, digits, `_` or `-`, a built-in tool's name, or a type with no
-        JSON form is a SexpError.
+        value; a pydantic model class, a dataclass, an Enum, a datetime and the other types
+        pydantic knows: pydantic's schema, and fn receives the value pydantic makes of the
+        argument, a Model instance for a model class) and the docstring (its first paragraph
+        describes the tool, an `Args:` section each parameter); a parameter without a default
+        is required. The model's arguments are checked against it (a violation is an answer
+        naming it, fn not called); fn's result (an async fn's awaited) goes back to the model
+        as text (a string as it is, anything else as JSON), an exception as
+        `error: <ExceptionType>: <message>`, and the task goes on. A recorded run journals each
+        call, so a resumed run does not call fn again. A name that is not 1 to 64 letters,
+        digits, `_` or `-`, a built-in tool's name, or a type with no JSON form is a SexpError.
         Registering a name again replaces the tool.
         """
         if fn is None:

@@ -32,16 +32,32 @@ def model_schema(model: type) -> dict[str, Any]:
     return schema
 
 
-def validated(model: type, data: Any) -> tuple[Any, list[str]]:
-    """data as a model instance (`model_validate`) and no problems; or None and the violations,
-    each `where: message`."""
-    import pydantic  # lazy: only a call that names a model class gets here
+def hint_schema(hint: Any) -> dict[str, Any] | None:
+    """The JSON Schema pydantic gives a type hint (`TypeAdapter(hint).json_schema()`: a dataclass,
+    a TypedDict, an Enum, a datetime...); None for a type it has no schema for either. Asked only
+    for what handler/tool_schema.py does not know itself, so that a tool of plain types imports
+    no pydantic."""
+    import pydantic  # lazy: only a hint tool_schema.py has no schema for gets here
 
     try:
-        return model.model_validate(data), []  # type: ignore[attr-defined]
+        return pydantic.TypeAdapter(hint).json_schema()
+    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError, ValueError):
+        return None
+
+
+def validated(kind: Any, data: Any, name: str = "") -> tuple[Any, list[str]]:
+    """data as kind's value (a model class's instance by `model_validate`; for another type hint
+    `TypeAdapter(kind).validate_python`) and no problems; or None and the violations, each
+    `where: message` (where starts with name, when given)."""
+    import pydantic  # lazy: only a call that names a model class or such a hint gets here
+
+    try:
+        if is_model_class(kind):
+            return kind.model_validate(data), []
+        return pydantic.TypeAdapter(kind).validate_python(data), []
     except pydantic.ValidationError as err:
         problems = []
         for error in err.errors():
-            where = ".".join(str(part) for part in error.get("loc", ())) or "(root)"
+            where = ".".join(str(part) for part in (name, *error.get("loc", ())) if part != "") or "(root)"
             problems.append(f"{where}: {error.get('msg', 'invalid')}")
         return None, problems

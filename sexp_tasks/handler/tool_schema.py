@@ -4,7 +4,9 @@ write by hand for litellm, derived from the signature's type hints and the docst
 Types: str → string, int → integer, float → number, bool → boolean, list[X] (tuple, set) →
 array of X, dict → object, X | None and Optional[X] → X's schema or null (X's alone for a
 parameter whose default is None: a null there is the default), Literal[...] → enum, Any or no
-hint → no type constraint, another union → anyOf, Annotated[X, "text"] → X described by text. A
+hint → no type constraint, another union → anyOf, Annotated[X, "text"] → X described by text;
+any other type pydantic's (a model class, a dataclass, an Enum, a datetime: handler/pydantic_models.py,
+its `$defs` gathered at the parameters' top), the function then taking pydantic's value. A
 parameter without a default is required. The description is the docstring's first paragraph;
 each parameter's comes from its Args section (Google: `name (type): text`), its Parameters
 section (NumPy: `name : type` over indented text) or `:param name: text` lines (Sphinx).
@@ -20,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import SettingsError
-from .pydantic_models import is_model_class, model_schema
+from .pydantic_models import hint_schema, is_model_class, model_schema
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 # An MCP server's tools (SPEC §11.4), as a template's <tools> names them: `NAME/*` or `NAME/tool`.
@@ -95,13 +97,25 @@ def _hoisted_definitions(properties: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def model_parameter(hint: Any) -> type | None:
-    """The pydantic model class a parameter's hint names (Optional and Annotated around it
-    allowed), whose instance the function takes; else None."""
-    hint = _without_none(hint)
-    if typing.get_origin(hint) is typing.Annotated:
-        hint = typing.get_args(hint)[0]
-    return hint if is_model_class(hint) else None
+def validated_by_pydantic(hint: Any) -> bool:
+    """Whether a parameter's hint names, anywhere in it, a type whose schema pydantic gave (a
+    model class, a dataclass, an Enum, a datetime...): the function takes the value pydantic
+    makes of the JSON argument, not the JSON itself."""
+    pending = [hint]
+    while pending:
+        hint = pending.pop()
+        origin = typing.get_origin(hint)
+        if origin is typing.Annotated:
+            pending.append(typing.get_args(hint)[0])
+        elif origin is typing.Literal:
+            continue
+        elif origin is not None:
+            pending.extend(a for a in typing.get_args(hint) if a is not Ellipsis)
+        elif is_model_class(hint) or not (
+            hint in (Any, inspect.Parameter.empty, dict) or hint in _SIMPLE or hint in _ARRAYS
+        ):
+            return True
+    return False
 
 
 def type_hints(fn: Callable[..., Any], signature: inspect.Signature, name: str) -> dict[str, Any]:
@@ -166,6 +180,9 @@ def type_schema(hint: Any, where: str) -> dict[str, Any]:
         if len(args) == 2 and args[1] is not Any:
             return {"type": "object", "additionalProperties": type_schema(args[1], where)}
         return {"type": "object"}
+    known = hint_schema(hint)  # what pydantic knows beyond these: a dataclass, an Enum, a datetime
+    if known is not None:
+        return known
     raise SettingsError(
         f"{where}: the type {getattr(hint, '__name__', hint)} has no JSON form "
         "(use str, int, float, bool, list, dict, Literal, Optional or Any)"
