@@ -29,6 +29,7 @@ CONTRACTS = {
     "litellm is imported by sexp_tasks.handler.llm alone",
     "tiktoken is imported by sexp_tasks.handler.tokens alone",
     "jsonschema (and its referencing) is imported by sexp_tasks.handler.json_schema alone",
+    "pydantic is imported by sexp_tasks.handler.pydantic_models alone",
     "lxml is imported by sexp_tasks.xmltools alone",
     "lark is imported by sexp_tasks.syntax.tables alone",
     "prompt_toolkit is imported by sexp_tasks.repl.shell alone",

@@ -20,6 +20,7 @@ from ..syntax.reader import read
 from .convert import TaskResult, call_procedure, from_python, to_python
 from .settings_type import PythonValue, settings_doc
 from .settings_type import Settings as SettingsKeywords
+from .typed import call_typed
 
 __all__ = ["Session", "TaskResult", "run", "run_file"]
 
@@ -131,14 +132,16 @@ class Session:
 
         Its JSON schema comes from the signature's type hints (str, int, float, bool, list[X],
         dict, Literal[...], X | None: X or null; a parameter without a hint takes any JSON
-        value) and the docstring (its first paragraph describes the tool, an `Args:` section
-        each parameter); a parameter without a default is required. The model's arguments are
-        checked against it (a violation is an answer naming it, fn not called); fn's result (an
-        async fn's awaited) goes back to the model as text (a string as it is, anything else as
-        JSON), an exception as `error: <ExceptionType>: <message>`, and the task goes on. A
-        recorded run journals each call, so a resumed run does not call fn again. A name that
-        is not 1 to 64 letters, digits, `_` or `-`, a built-in tool's name, or a type with no
-        JSON form is a SexpError.
+        value; a pydantic model class, a dataclass, an Enum, a datetime and the other types
+        pydantic knows: pydantic's schema, and fn receives the value pydantic makes of the
+        argument, a Model instance for a model class) and the docstring (its first paragraph
+        describes the tool, an `Args:` section each parameter); a parameter without a default
+        is required. The model's arguments are checked against it (a violation is an answer
+        naming it, fn not called); fn's result (an async fn's awaited) goes back to the model
+        as text (a string as it is, anything else as JSON), an exception as
+        `error: <ExceptionType>: <message>`, and the task goes on. A recorded run journals each
+        call, so a resumed run does not call fn again. A name that is not 1 to 64 letters,
+        digits, `_` or `-`, a built-in tool's name, or a type with no JSON form is a SexpError.
         Registering a name again replaces the tool.
         """
         if fn is None:
@@ -147,7 +150,7 @@ class Session:
         self._runtime.tasks.add_python_tool(tool)
         return fn
 
-    def call(self, name: str, /, *args: Any, **kwargs: Any) -> TaskResult | Any:
+    def call(self, name: str, /, *args: Any, output_type: Any = None, **kwargs: Any) -> TaskResult | Any:
         """Call the procedure or task bound to name: a task takes keyword arguments as its named
         inputs (`name` among them: this method's own is positional-only), another procedure as
         `:key value` pairs. Called from inside a running program (a tool that calls a task), it
@@ -157,9 +160,15 @@ class Session:
         PythonValue). The name is a string known only at run time, so the type says
         `TaskResult | Any`: mypy checks a task's result as a TaskResult (`r.content` is a str,
         a misspelt field an error), while a procedure's value needs a `cast` or an annotation
-        on a variable of type Any."""
+        on a variable of type Any.
+
+        output_type, a pydantic model class, is a task's output format for this call: its JSON
+        Schema replaces the template's (sent as response_format where the model takes it,
+        checked, repaired as the template's retries allow), and the result's `parsed` is a
+        model instance (`model_validate`); an answer the model rejects is a FAILED result
+        naming the violations."""
         if not threading.current_thread().name.startswith("sexp"):
-            return to_python(_deep(lambda: self._call(name, list(args), kwargs)))
+            return to_python(_deep(lambda: self._call(name, list(args), kwargs, output_type)))
         depth = _NESTED_CALLS.get() + 1  # on the running program's own deep stack
         if depth > self.settings.max_depth:
             raise RecursionDepthError(
@@ -168,7 +177,7 @@ class Session:
             )
         nested = _NESTED_CALLS.set(depth)
         try:
-            return to_python(self._call(name, list(args), kwargs))
+            return to_python(self._call(name, list(args), kwargs, output_type))
         finally:
             _NESTED_CALLS.reset(nested)
 
@@ -179,18 +188,22 @@ class Session:
 
         return await off_loop(lambda: self.eval(text))
 
-    async def acall(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+    async def acall(
+        self, name: str, /, *args: Any, output_type: Any = None, **kwargs: Any
+    ) -> TaskResult | Any:
         """`call`'s async twin, run off the event loop (api/async_api.py): calls gathered on one
         loop run at once; cancelling the awaiting task interrupts the call, and the session goes on."""
         from .async_api import off_loop  # lazy: asyncio only for the async twins
 
-        return await off_loop(lambda: self.call(name, *args, **kwargs))
+        return await off_loop(lambda: self.call(name, *args, output_type=output_type, **kwargs))
 
-    def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Value:
+    def _call(self, name: str, args: list[Any], kwargs: dict[str, Any], output_type: Any = None) -> Value:
         globals_ = self._runtime.globals
         fn = globals_.values[name] if name in globals_.values else globals_.missing(name, None, None)
         if not isinstance(fn, Procedure):
             raise SettingsError(f"{name} is not a procedure or task")
+        if output_type is not None:
+            return call_typed(fn, output_type, args, kwargs, name)
         return call_procedure(fn, args, kwargs, name)
 
 

@@ -54,6 +54,12 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         "resolving a JSON schema's $refs (it comes with jsonschema): 0 ms more",
         program=True,
     ),
+    "pydantic": Lazy(
+        ("sexp_tasks.handler.pydantic_models",),
+        "validating by a pydantic model class (Session.call's output_type, a tool's model"
+        " parameter), which the caller has imported already: 0 ms more",
+        program=True,
+    ),
     "lxml": Lazy(
         ("sexp_tasks.xmltools",),
         "reading a task template (the stdlib's are read when first called): 5 ms",

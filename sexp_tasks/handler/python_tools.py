@@ -12,7 +12,8 @@ from typing import Any
 
 from ..errors import SettingsError, SexpError
 from .json_schema import violations
-from .tool_schema import TOOL_NAME, collection_type, function_schema, type_hints
+from .pydantic_models import validated
+from .tool_schema import TOOL_NAME, collection_type, function_schema, type_hints, validated_by_pydantic
 
 ANSWER_LIMIT = (
     1024 * 1024
@@ -29,6 +30,9 @@ class PythonTool:
     takes_more: bool  # whether fn takes **kwargs (arguments its schema does not name)
     nullable: frozenset[str] = frozenset()  # parameters whose default is None: a null is left out
     collections: tuple[tuple[str, type], ...] = ()  # parameters typed tuple, set or frozenset
+    # parameters whose hint pydantic gave the schema of (a model class, a dataclass, an Enum...),
+    # with the hint: their values are what pydantic makes of the JSON arguments
+    pydantic_hints: tuple[tuple[str, Any], ...] = ()
 
     def run(self, arguments: dict[str, Any]) -> str:
         """The answer the model reads: the result (a string as it is, else JSON), `error: ...`
@@ -41,6 +45,11 @@ class PythonTool:
         problems = violations(arguments, parameters)  # the arguments against the parameters' schema
         if problems:
             return f"error: {self.name}: invalid arguments: " + "; ".join(problems)
+        for name, hint in self.pydantic_hints:  # a JSON argument as pydantic makes it: a model instance...
+            if name in arguments:
+                arguments[name], problems = validated(hint, arguments[name], name)
+                if problems:
+                    return f"error: {self.name}: invalid arguments: " + "; ".join(problems)
         try:
             for name, kind in self.collections:  # a JSON array as the tuple or set the hint asks for
                 if isinstance(arguments.get(name), list):
@@ -99,4 +108,7 @@ def python_tool(fn: Any, name: str | None, builtin: Callable[[str], bool]) -> Py
     hints = type_hints(fn, inspect.signature(fn), tool_name)
     kinds = ((name, collection_type(hint)) for name, hint in hints.items() if name != "return")
     collections = tuple((name, kind) for name, kind in kinds if kind is not None)
-    return PythonTool(tool_name, fn, schema, takes_more, nullable, collections)
+    by_pydantic = tuple(
+        (name, hint) for name, hint in hints.items() if name != "return" and validated_by_pydantic(hint)
+    )
+    return PythonTool(tool_name, fn, schema, takes_more, nullable, collections, by_pydantic)

@@ -4,7 +4,9 @@ write by hand for litellm, derived from the signature's type hints and the docst
 Types: str → string, int → integer, float → number, bool → boolean, list[X] (tuple, set) →
 array of X, dict → object, X | None and Optional[X] → X's schema or null (X's alone for a
 parameter whose default is None: a null there is the default), Literal[...] → enum, Any or no
-hint → no type constraint, another union → anyOf, Annotated[X, "text"] → X described by text. A
+hint → no type constraint, another union → anyOf, Annotated[X, "text"] → X described by text;
+any other type pydantic's (a model class, a dataclass, an Enum, a datetime: handler/pydantic_models.py,
+its `$defs` gathered at the parameters' top), the function then taking pydantic's value. A
 parameter without a default is required. The description is the docstring's first paragraph;
 each parameter's comes from its Args section (Google: `name (type): text`), its Parameters
 section (NumPy: `name : type` over indented text) or `:param name: text` lines (Sphinx).
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import SettingsError
+from .pydantic_models import hint_schema, is_model_class, model_schema
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 # An MCP server's tools (SPEC §11.4), as a template's <tools> names them: `NAME/*` or `NAME/tool`.
@@ -72,7 +75,47 @@ def function_schema(fn: Callable[..., Any], name: str) -> dict[str, Any]:
     if summary:
         function["description"] = summary
     function["parameters"] = {"type": "object", "properties": properties, "required": required}
+    definitions = _hoisted_definitions(properties)
+    if definitions:  # a pydantic model's "#/$defs/..." references resolve from the parameters
+        function["parameters"]["$defs"] = definitions
     return {"type": "function", "function": function}
+
+
+def _hoisted_definitions(properties: dict[str, Any]) -> dict[str, Any]:
+    """The `$defs` of the pydantic models' schemas among properties, taken out of them (each model
+    schema is a copy) to sit at the parameters' top, where their `#/$defs/Name` references point."""
+    found: dict[str, Any] = {}
+    pending: list[Any] = list(properties.values())
+    while pending:
+        schema = pending.pop()
+        if isinstance(schema, dict):
+            if isinstance(schema.get("$defs"), dict):
+                found.update(schema.pop("$defs"))
+            pending.extend(schema.values())
+        elif isinstance(schema, list):
+            pending.extend(schema)
+    return found
+
+
+def validated_by_pydantic(hint: Any) -> bool:
+    """Whether a parameter's hint names, anywhere in it, a type whose schema pydantic gave (a
+    model class, a dataclass, an Enum, a datetime...): the function takes the value pydantic
+    makes of the JSON argument, not the JSON itself."""
+    pending = [hint]
+    while pending:
+        hint = pending.pop()
+        origin = typing.get_origin(hint)
+        if origin is typing.Annotated:
+            pending.append(typing.get_args(hint)[0])
+        elif origin is typing.Literal:
+            continue
+        elif origin is not None:
+            pending.extend(a for a in typing.get_args(hint) if a is not Ellipsis)
+        elif is_model_class(hint) or not (
+            hint in (Any, inspect.Parameter.empty, dict) or hint in _SIMPLE or hint in _ARRAYS
+        ):
+            return True
+    return False
 
 
 def type_hints(fn: Callable[..., Any], signature: inspect.Signature, name: str) -> dict[str, Any]:
@@ -102,6 +145,8 @@ def type_schema(hint: Any, where: str) -> dict[str, Any]:
         return {}
     if hint in _SIMPLE:
         return {"type": _SIMPLE[hint]}
+    if is_model_class(hint):  # a pydantic model: its own schema ($defs hoisted by function_schema)
+        return dict(model_schema(hint))
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Annotated:
         schema = type_schema(args[0], where)
@@ -135,6 +180,9 @@ def type_schema(hint: Any, where: str) -> dict[str, Any]:
         if len(args) == 2 and args[1] is not Any:
             return {"type": "object", "additionalProperties": type_schema(args[1], where)}
         return {"type": "object"}
+    known = hint_schema(hint)  # what pydantic knows beyond these: a dataclass, an Enum, a datetime
+    if known is not None:
+        return known
     raise SettingsError(
         f"{where}: the type {getattr(hint, '__name__', hint)} has no JSON form "
         "(use str, int, float, bool, list, dict, Literal, Optional or Any)"
