@@ -1,4 +1,9 @@
-"""A small OpenAI-compatible chat server for tests: scripted replies, every request recorded."""
+"""A small OpenAI-compatible chat server for tests: scripted replies, every request recorded.
+
+A request with `"stream": true` is answered as OpenAI streams: `text/event-stream` chunks
+(`data: {chat.completion.chunk}` lines, the usage in a last chunk when `stream_options.include_usage`
+asks for it, then `data: [DONE]`), the first after the reply's `delay`, each next after its
+`chunk_delay`; a reply with `drop_after=N` breaks the connection after N chunks."""
 
 from __future__ import annotations
 
@@ -26,6 +31,11 @@ class Scripted:
     delay: float = 0.0
     no_choices: bool = False  # a 200 whose "choices" is [] (as some filtering proxies send)
     drop: bool = False  # close the connection without an answer (after delay), as a broken network does
+    # streamed replies only: the text's pieces (default: word by word), the seconds between two
+    # chunks, and the count of chunks after which the connection breaks (None: it does not)
+    pieces: list[str] | None = None
+    chunk_delay: float = 0.0
+    drop_after: int | None = None
 
 
 def context_length_error() -> Scripted:
@@ -128,7 +138,9 @@ class LLMServer:
                     return
                 reply = server._next()
                 if server.answer is not None:
-                    reply = Scripted(content=server.answer(body), delay=reply.delay)
+                    reply = Scripted(
+                        content=server.answer(body), delay=reply.delay, chunk_delay=reply.chunk_delay
+                    )
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.drop:
@@ -140,8 +152,37 @@ class LLMServer:
                         "type": "server_error",
                     }
                     self._send(reply.status, {"error": error})
+                elif body.get("stream"):
+                    self._stream(reply, body)
                 else:
                     self._send(200, _completion(reply, body.get("model", "test-model")))
+
+            def _stream(self, reply: Scripted, body: dict[str, Any]) -> None:
+                """The reply as server-sent events, in HTTP/1.1 chunks: a connection broken before
+                the last chunk is an incomplete body the client sees as an error."""
+                options = body.get("stream_options") or {}
+                chunks = _stream_chunks(
+                    reply, body.get("model", "test-model"), bool(options.get("include_usage"))
+                )
+                self.protocol_version = "HTTP/1.1"
+                self.close_connection = True
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    for sent, chunk in enumerate([*chunks, "[DONE]"]):
+                        if reply.drop_after is not None and sent >= reply.drop_after:
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                            return
+                        if sent and reply.chunk_delay:
+                            time.sleep(reply.chunk_delay)
+                        event = f"data: {chunk}\n\n".encode()
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a cancelled stream)
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
@@ -184,3 +225,41 @@ def _completion(reply: Scripted, model: str) -> dict[str, Any]:
         "choices": [] if reply.no_choices else [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": usage,
     }
+
+
+def _stream_chunks(reply: Scripted, model: str, include_usage: bool) -> list[str]:
+    """The chat.completion.chunk events (JSON text) of a streamed reply: the role, the text's
+    pieces, each tool call's name then its arguments in two pieces, the finish reason, and the
+    usage when asked for."""
+    whole = _completion(reply, model)
+    head = {"id": whole["id"], "object": "chat.completion.chunk", "created": whole["created"], "model": model}
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return json.dumps({**head, "choices": [choice]})
+
+    events = [event({"role": "assistant", "content": ""})]
+    text = reply.content or ""
+    pieces = (
+        reply.pieces if reply.pieces is not None else [p for p in text.replace(" ", " \0").split("\0") if p]
+    )
+    events += [event({"content": piece}) for piece in pieces]
+    for index, call in enumerate(
+        whole["choices"][0]["message"].get("tool_calls") or [] if whole["choices"] else []
+    ):
+        function = call["function"]
+        first = {
+            "index": index,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": function["name"], "arguments": ""},
+        }
+        events.append(event({"tool_calls": [first]}))
+        half = len(function["arguments"]) // 2
+        for part in (function["arguments"][:half], function["arguments"][half:]):
+            events.append(event({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
+    if whole["choices"]:
+        events.append(event({}, whole["choices"][0]["finish_reason"]))
+    if include_usage:
+        events.append(json.dumps({**head, "choices": [], "usage": whole["usage"]}))
+    return events

@@ -112,3 +112,7 @@ class HandlerServices:
     python_tools: dict[str, PythonTool] = field(default_factory=dict)
     # Called just before a model call goes over the network (not a mock's, not a replayed one).
     before_sending: Callable[[], None] = field(default=lambda: None)
+    # When set, paid model calls are streamed and each piece of their text is given to it as it
+    # arrives, with the task's label (its template's name): on_text(label, text). None: nothing is
+    # streamed. Called in the thread reading the stream; a call sent again (a retry) streams again.
+    on_text: Callable[[str, str], None] | None = None

@@ -144,8 +144,8 @@ class Handler:
         """One model turn, sent by the caller; a failed call stops the conversation."""
         try:
             answer, sent = caller.call(request, self.turns + 1, self.context_tokens)
-        except CallFailed as failed:
-            raise _Stop(failed.error, self.partial) from None
+        except CallFailed as failed:  # a stream that broke midway leaves the text it gave
+            raise _Stop(failed.error, failed.partial or self.partial) from None
         if sent.response_format is None:
             self.response_format = None  # refused: the rest of the conversation goes without it
         return answer

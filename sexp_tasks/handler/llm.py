@@ -1,4 +1,8 @@
-"""The one module that imports litellm: a ModelRequest in, a ModelAnswer or a ProviderError out."""
+"""The one module that imports litellm: a ModelRequest in, a ModelAnswer or a ProviderError out.
+
+A streamed request (`ModelRequest.stream`) is read chunk by chunk, each piece of text handed to
+`on_text` as it arrives, and its chunks built into one response by litellm's stream_chunk_builder
+(the usage of its last chunk, tool calls assembled): from there on it is the unstreamed path."""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib.util import find_spec
 from typing import Any
@@ -127,10 +131,13 @@ def complete(
     api_base: str | None = None,
     timeout: float = 600.0,
     mock: MockReply | None = None,
+    on_text: Callable[[str], None] | None = None,
 ) -> ModelAnswer:
     """Send request through litellm, once (its litellm_arguments, and these transport settings);
-    ProviderError when it fails (retries are the caller's: handler/retries.py). Safe to call from
-    any thread."""
+    ProviderError when it fails (retries are the caller's: handler/retries.py), carrying the text
+    a broken stream gave before it broke (`partial`). A streamed request hands each piece of text
+    to on_text as it arrives, in the thread reading the stream (under the async transport, the
+    shared loop's). Safe to call from any thread."""
     litellm = _litellm()
     options = request.litellm_arguments()
     options["timeout"] = timeout
@@ -140,23 +147,79 @@ def complete(
         # litellm refuses an unknown provider, so mock/<name> answers as openai/<name>, no HTTP.
         options["model"] = "openai/" + request.model.removeprefix("mock/")
         options["mock_response"] = mock.content
-        if mock.tool_calls:
+        if mock.tool_calls:  # litellm's mock streams text alone: an answer with tool calls comes whole
             options["mock_tool_calls"] = _mock_tool_calls(mock.tool_calls)
+            options.pop("stream", None)
+            options.pop("stream_options", None)
     elif api_base:
         options["api_base"] = api_base
+    stream = _Stream(litellm, options["messages"], on_text) if options.get("stream") else None
     quiet = _nobody_listens(litellm)
     started = time.perf_counter()
     try:
         if mock is None and transport() == "async":
-            response = _background_loop().run(_acomplete(litellm, quiet, options))
+            response = _background_loop().run(_acomplete(litellm, quiet, options, stream))
         elif quiet:
-            response = contextvars.copy_context().run(_complete, litellm, quiet, options)
+            response = contextvars.copy_context().run(_complete, litellm, quiet, options, stream)
         else:
-            response = litellm.completion(**options)
+            response = _complete(litellm, False, options, stream)
     except Exception as exc:
-        raise translate_error(litellm, exc) from None
+        error = translate_error(litellm, exc)
+        error.partial = well_formed(stream.text) if stream is not None else ""
+        raise error from None
     latency = (time.perf_counter() - started) * 1000
-    return _answer(response, latency, request.model, is_mock=mock is not None)
+    answer = _answer(response, latency, request.model, is_mock=mock is not None)
+    if mock is not None and stream is not None:
+        # a mock's stream counts its text's tokens; its whole answer counts litellm's fixed numbers
+        constants = litellm.constants
+        prompt, completion = (
+            constants.DEFAULT_MOCK_RESPONSE_PROMPT_TOKEN_COUNT,
+            constants.DEFAULT_MOCK_RESPONSE_COMPLETION_TOKEN_COUNT,
+        )
+        answer = replace(answer, prompt_tokens=prompt, completion_tokens=completion)
+    return answer
+
+
+class _Stream:
+    """A streamed answer read as it arrives: each piece of text handed to on_text, every chunk kept
+    for litellm's stream_chunk_builder, the text so far kept (a broken stream's partial answer)."""
+
+    def __init__(self, litellm: Any, messages: list[Any], on_text: Callable[[str], None] | None) -> None:
+        self.litellm = litellm
+        self.messages = messages
+        self.on_text = on_text
+        self.chunks: list[Any] = []
+        self.pieces: list[str] = []
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    def read(self, chunks: Any) -> Any:
+        """The response the stream's chunks make, read to the end."""
+        for chunk in chunks:
+            self._take(chunk)
+        return self._built()
+
+    async def aread(self, chunks: Any) -> Any:
+        """read, for litellm's async stream."""
+        async for chunk in chunks:
+            self._take(chunk)
+        return self._built()
+
+    def _take(self, chunk: Any) -> None:
+        self.chunks.append(chunk)
+        choices = getattr(chunk, "choices", None)
+        delta = getattr(choices[0], "delta", None) if choices else None
+        text = getattr(delta, "content", None)
+        if text:
+            self.pieces.append(text)
+            if self.on_text is not None:
+                self.on_text(text)
+
+    def _built(self) -> Any:
+        """One response of the chunks (None for a stream that gave none: an answer without choices)."""
+        return self.litellm.stream_chunk_builder(self.chunks, messages=self.messages) if self.chunks else None
 
 
 def unsupported_settings(model: str, keys: Any) -> list[str]:
@@ -219,20 +282,24 @@ def transport() -> str:
     return "async" if os.environ.get("SEXP_LLM_TRANSPORT", "").strip().lower() == "async" else "sync"
 
 
-def _complete(litellm: Any, quiet: bool, options: dict[str, Any]) -> Any:
-    """litellm.completion, with its logging off for this call's context when nobody listens."""
+def _complete(litellm: Any, quiet: bool, options: dict[str, Any], stream: _Stream | None) -> Any:
+    """litellm.completion (its stream read to the end), with its logging off for this call's
+    context when nobody listens."""
     flag = _unlogged_flag() if quiet else None
     if flag is not None:
         flag.set(True)
-    return litellm.completion(**options)
+    response = litellm.completion(**options)
+    return response if stream is None else stream.read(response)
 
 
-async def _acomplete(litellm: Any, quiet: bool, options: dict[str, Any]) -> Any:
-    """litellm.acompletion, with its logging off for this task's context when nobody listens."""
+async def _acomplete(litellm: Any, quiet: bool, options: dict[str, Any], stream: _Stream | None) -> Any:
+    """litellm.acompletion (its stream read to the end), with its logging off for this task's
+    context when nobody listens."""
     flag = _unlogged_flag() if quiet else None
     if flag is not None:
         flag.set(True)
-    return await litellm.acompletion(**options)
+    response = await litellm.acompletion(**options)
+    return response if stream is None else await stream.aread(response)
 
 
 class _LoopThread:
@@ -290,7 +357,8 @@ def _answer(response: Any, latency_ms: float, model: str, is_mock: bool) -> Mode
     A response without choices (some filtering proxies send `"choices": []`) is an answer with no
     text and no finish reason: the Handler fails it as no answer, its usage still counted. Its
     model is the one the response names (a mock's: the mock model asked)."""
-    choice = response.choices[0] if response.choices else None
+    choices = getattr(response, "choices", None)
+    choice = choices[0] if choices else None
     message = choice.message if choice is not None else None
     calls = tuple(
         {

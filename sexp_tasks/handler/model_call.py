@@ -7,8 +7,12 @@ not take are left out (said once); a refused response_format is sent again witho
 request: structured.send_with_schema_fallback); transient errors are retried (retries.Attempts).
 A recorded run journals every turn (`record_turn`), whatever its answer's source.
 
-A failed call ends the conversation: `CallFailed`, with its TaskError; the Handler makes it a
-FAILED result with the partial answer it has.
+A paid call is streamed when the services have an `on_text` hook (each piece of text goes to it
+as it arrives); its answer is journaled, kept, cached and recorded as an unstreamed one (the
+fingerprint does not hold the stream flag), and a replay sends nothing, so streams nothing.
+
+A failed call ends the conversation: `CallFailed`, with its TaskError and the text a broken stream
+gave (`partial`); the Handler makes it a FAILED result with the partial answer it has.
 """
 
 from __future__ import annotations
@@ -28,11 +32,13 @@ from .structured import refusal_warning, send_with_schema_fallback
 
 
 class CallFailed(Exception):
-    """A model call that fails the task (the provider's error, or the budget's refusal)."""
+    """A model call that fails the task (the provider's error, or the budget's refusal); partial:
+    the text of a streamed answer that broke midway ("" when none)."""
 
-    def __init__(self, error: TaskError) -> None:
+    def __init__(self, error: TaskError, partial: str = "") -> None:
         super().__init__(error.message)
         self.error = error
+        self.partial = partial
 
 
 class ModelCaller:
@@ -104,7 +110,10 @@ class ModelCaller:
         return answer, sent
 
     def _pay(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
-        """The model's answer, its cost reserved before and settled after, whatever happens."""
+        """The model's answer, its cost reserved before and settled after, whatever happens;
+        streamed when the services take the text as it arrives (on_text)."""
+        if self.services.on_text is not None:
+            request = request.streamed()
         request = self._drop_unsupported(request)
         reserved = self._reserve(request, prompt_tokens)
         answer: ModelAnswer | None = None
@@ -119,7 +128,7 @@ class ModelCaller:
             config = self.config
             answer, sent = send_with_schema_fallback(request, config.api_base, config.num_retries, send)
         except ProviderError as err:
-            raise CallFailed(failure(err, request.model, len(attempts.retries))) from None
+            raise CallFailed(failure(err, request.model, len(attempts.retries)), err.partial) from None
         finally:
             self.services.budget.settle(reserved, answer)  # the real cost replaces the estimate
             self.retries += [{"turn": turn, **retry} for retry in attempts.retries]
@@ -129,7 +138,10 @@ class ModelCaller:
         self, attempts: Attempts, mock: MockReply | None, request: ModelRequest, num_retries: int
     ) -> ModelAnswer:
         """llm.complete's answer, sent again up to num_retries times when that may help."""
-        attempt = partial(llm.complete, request, self.config.api_base, mock=mock)  # takes the timeout
+        hook = self.services.on_text
+        on_text = partial(hook, self.template) if hook is not None and request.stream else None
+        # the attempt takes the timeout
+        attempt = partial(llm.complete, request, self.config.api_base, mock=mock, on_text=on_text)
         return attempts.send(attempt, num_retries, request.response_format is not None)
 
     def _drop_unsupported(self, request: ModelRequest) -> ModelRequest:

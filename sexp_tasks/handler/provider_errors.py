@@ -11,7 +11,8 @@ from ..redact import scrub
 class ProviderError(Exception):
     """A model request that failed; kind is the TASK_FAILURE reason, status the provider's HTTP
     status when it gave one, retryable whether sending it again may succeed (a rate limit, a
-    timeout, a lost connection, a 5xx: handler/retries.py)."""
+    timeout, a lost connection, a 5xx: handler/retries.py); partial the text a streamed answer
+    gave before it broke ("" when none)."""
 
     def __init__(self, kind: str, message: str, status: int | None = None, retryable: bool = False) -> None:
         super().__init__(message)
@@ -19,6 +20,7 @@ class ProviderError(Exception):
         self.message = message
         self.status = status
         self.retryable = retryable
+        self.partial = ""
 
 
 def translate_error(litellm: Any, exc: Exception) -> ProviderError:
