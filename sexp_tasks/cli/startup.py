@@ -152,6 +152,12 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         " `sexp` command imports the package first",
         program=False,
     ),
+    "sexp_tasks.api.async_api": Lazy(
+        ("sexp_tasks.api", "sexp_tasks.api.embed"),
+        "the async twins (arun, abatch, Session.aeval/acall), which bring asyncio: 15 ms, only"
+        " for a program that awaits them",
+        program=True,
+    ),
     "sexp_tasks.syntax.reader": Lazy(
         ("sexp_tasks.cli.check_commands", "sexp_tasks.cli.bindings"),
         "reading --set values and the files `sexp check` checks: 1.7 ms",
