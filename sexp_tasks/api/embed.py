@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar, Unpack, overload
@@ -197,6 +198,22 @@ class Session:
 
         return await off_loop(lambda: self.call(name, *args, output_type=output_type, **kwargs))
 
+    def stream(self, name: str, /, **inputs: Any) -> Iterator[str | TaskResult]:
+        """Call the task bound to name with its named inputs, yielding its answer text in pieces
+        as the model sends them, then the call's TaskResult as the last item (the pieces joined
+        are the text the model sent). Only this call streams. Leaving the loop early interrupts
+        the call (api/streaming.py)."""
+        from .streaming import stream  # lazy: threads and queues only for streaming
+
+        return stream(self, name, inputs)
+
+    def astream(self, name: str, /, **inputs: Any) -> AsyncIterator[str | TaskResult]:
+        """`stream`'s async twin, an async iterator: the call runs off the event loop; leaving
+        the loop early or cancelling the awaiting task interrupts it (api/streaming.py)."""
+        from .streaming import astream  # lazy: asyncio only for the async twins
+
+        return astream(self, name, inputs)
+
     def _call(self, name: str, args: list[Any], kwargs: dict[str, Any], output_type: Any = None) -> Value:
         globals_ = self._runtime.globals
         fn = globals_.values[name] if name in globals_.values else globals_.missing(name, None, None)
@@ -234,5 +251,7 @@ def _text(text: Any, caller: str) -> None:
 
 
 def _deep(action: Callable[[], T]) -> T:
-    """action on a deep stack, as the command line runs programs."""
-    return run_with_deep_stack(action)
+    """action on a deep stack, as the command line runs programs, in the caller's context (a
+    Session.stream's text receiver goes along)."""
+    context = contextvars.copy_context()
+    return run_with_deep_stack(lambda: context.run(action))

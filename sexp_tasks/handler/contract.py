@@ -8,6 +8,7 @@ budgets of its HandlerConfig and returns a TaskResult (sexp_tasks.results).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,3 +117,11 @@ class HandlerServices:
     # arrives, with the task's label (its template's name): on_text(label, text). None: nothing is
     # streamed. Called in the thread reading the stream; a call sent again (a retry) streams again.
     on_text: Callable[[str, str], None] | None = None
+
+
+# A per-call text receiver (Session.stream): while set in the context a model call runs in, that
+# call is streamed and its text goes here (on_text's form) instead of to HandlerServices.on_text.
+# A context variable, not a field: the services are shared by every call of a run, and only the
+# calls made inside Session.stream (and the pmap branches they start, which copy the context)
+# may stream, each to its own receiver.
+TEXT_RECEIVER: ContextVar[Callable[[str, str], None] | None] = ContextVar("TEXT_RECEIVER", default=None)

@@ -17,12 +17,13 @@ gave (`partial`); the Handler makes it a FAILED result with the partial answer i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from ..results import TaskError, round_cost
 from . import llm
-from .contract import HandlerConfig, HandlerServices, Sent
+from .contract import TEXT_RECEIVER, HandlerConfig, HandlerServices, Sent
 from .cost import call_reservation
 from .llm import MockReply
 from .model_request import ModelAnswer, ModelRequest
@@ -112,7 +113,7 @@ class ModelCaller:
     def _pay(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
         """The model's answer, its cost reserved before and settled after, whatever happens;
         streamed when the services take the text as it arrives (on_text)."""
-        if self.services.on_text is not None:
+        if self._text_hook() is not None:
             request = request.streamed()
         request = self._drop_unsupported(request)
         reserved = self._reserve(request, prompt_tokens)
@@ -138,11 +139,17 @@ class ModelCaller:
         self, attempts: Attempts, mock: MockReply | None, request: ModelRequest, num_retries: int
     ) -> ModelAnswer:
         """llm.complete's answer, sent again up to num_retries times when that may help."""
-        hook = self.services.on_text
+        hook = self._text_hook()
         on_text = partial(hook, self.template) if hook is not None and request.stream else None
         # the attempt takes the timeout
         attempt = partial(llm.complete, request, self.config.api_base, mock=mock, on_text=on_text)
         return attempts.send(attempt, num_retries, request.response_format is not None)
+
+    def _text_hook(self) -> Callable[[str, str], None] | None:
+        """Where this call's text goes as it arrives: the receiver of the Session.stream it runs
+        in, else the services' on_text; None: the call is not streamed."""
+        receiver = TEXT_RECEIVER.get()
+        return receiver if receiver is not None else self.services.on_text
 
     def _drop_unsupported(self, request: ModelRequest) -> ModelRequest:
         """request without what litellm says the provider does not take, said once (SPEC §10.2):

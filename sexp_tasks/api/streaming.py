@@ -1,0 +1,105 @@
+"""Session.stream and Session.astream (SPEC §11.3): a task's answer text in pieces as it arrives,
+then its TaskResult as the last item.
+
+The call runs on a thread of its own (as the async twins' do, api/async_api.py) with a text
+receiver set in its context (handler/contract.py TEXT_RECEIVER): only that call's model requests,
+and those of the pmap branches it starts, are streamed, each piece put on a queue the iterator
+reads. Other calls of the session, before, after or at the same time, are not streamed. Leaving
+the iteration early (closing the generator, breaking out of the loop, cancelling the awaiting
+task) interrupts the call as Ctrl-C does, so it does not run on unseen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..handler.contract import TEXT_RECEIVER
+from ..lang.deepstack import raise_interrupt_in
+from .async_api import _Worker
+
+if TYPE_CHECKING:
+    from .convert import TaskResult
+    from .embed import Session
+
+__all__ = ["astream", "stream"]
+
+_END = object()  # the queue's last item: the call has ended (its outcome follows it)
+
+
+def _receiving(receive: Callable[[str, str], None], action: Callable[[], Any]) -> Any:
+    """action() with receive as the text receiver of the model calls it makes."""
+    token = TEXT_RECEIVER.set(receive)
+    try:
+        return action()
+    finally:
+        TEXT_RECEIVER.reset(token)
+
+
+def stream(session: Session, name: str, inputs: dict[str, Any]) -> Iterator[str | TaskResult]:
+    """The task name's answer text in pieces as they arrive, then its TaskResult (see
+    Session.stream)."""
+    items: queue.Queue[Any] = queue.Queue()
+    lock = threading.Lock()
+    finished = False
+
+    def work() -> None:
+        nonlocal finished
+        try:
+            try:
+                value, error = _receiving(lambda _label, text: items.put(text), call), None
+            except BaseException as exc:  # raised by the iterating thread
+                value, error = None, exc
+            with lock:
+                finished = True  # no interrupt comes after this
+        except KeyboardInterrupt:  # interrupted just as the call ended: nobody reads the queue
+            return
+        items.put(_END)
+        items.put((value, error))
+
+    def call() -> Any:
+        return session.call(name, **inputs)
+
+    worker = threading.Thread(target=work, name="stream-sexp", daemon=True)
+    worker.start()
+    ended = False
+    try:
+        while (item := items.get()) is not _END:
+            yield item
+        ended = True
+        value, error = items.get()
+        if error is not None:
+            raise error
+        yield value
+    finally:
+        if not ended:
+            with lock:
+                if not finished:
+                    raise_interrupt_in(worker)
+
+
+async def astream(session: Session, name: str, inputs: dict[str, Any]) -> AsyncIterator[str | TaskResult]:
+    """stream's async twin: the pieces awaited off the event loop (see Session.astream)."""
+    loop = asyncio.get_running_loop()
+    items: asyncio.Queue[Any] = asyncio.Queue()
+
+    def receive(_label: str, text: str) -> None:  # in the thread reading the stream
+        try:
+            loop.call_soon_threadsafe(items.put_nowait, text)
+        except RuntimeError:  # the loop is closed: nobody reads the pieces
+            pass
+
+    worker = _Worker(lambda: _receiving(receive, lambda: session.call(name, **inputs)), loop)
+    worker.future.add_done_callback(lambda _: items.put_nowait(_END))
+    ended = False
+    try:
+        while (item := await items.get()) is not _END:
+            yield item
+        ended = True
+        yield await worker.future  # the TaskResult, or what the call raised
+    finally:
+        if not ended:
+            worker.interrupt()
