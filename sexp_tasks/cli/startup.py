@@ -158,6 +158,12 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         " for a program that awaits them",
         program=True,
     ),
+    "sexp_tasks.api.streaming": Lazy(
+        ("sexp_tasks.api.embed",),
+        "Session.stream and astream, which bring asyncio and queue: only for a program that"
+        " streams an answer",
+        program=True,
+    ),
     "sexp_tasks.syntax.reader": Lazy(
         ("sexp_tasks.cli.check_commands", "sexp_tasks.cli.bindings"),
         "reading --set values and the files `sexp check` checks: 1.7 ms",
