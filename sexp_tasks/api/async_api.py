@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -27,7 +27,7 @@ __all__ = ["abatch", "arun", "off_loop"]
 
 T = TypeVar("T")
 
-_DONE = object()  # abatch's queue: the batch has ended (its outcome is the worker's)
+_DONE = object()  # items_off_loop's queue: action has ended (its outcome is the worker's)
 
 
 class _Worker(Generic[T]):
@@ -114,23 +114,39 @@ async def abatch(
     as they are skipped). options: batch's (out, concurrency, executor, resume, ...) and the
     settings. A batch that cannot start raises its SexpError; leaving the loop early (or
     cancelling it) interrupts the batch as Ctrl-C does: its rows in flight resume later."""
-    loop = asyncio.get_running_loop()
-    rows: asyncio.Queue[Any] = asyncio.Queue()
+    rows = items_off_loop(lambda put: run_rows(path, data, put, **options))
+    try:
+        async for row in rows:
+            yield row
+    finally:
+        await rows.aclose()  # left early: the batch is interrupted now, not when collected
 
-    def ended(row: dict[str, Any]) -> None:  # in the batch's thread
+
+async def items_off_loop(
+    action: Callable[[Callable[[Any], None]], T], then_result: bool = False
+) -> AsyncGenerator[Any, None]:
+    """action(put) run off the event loop, each item it puts (from its thread) yielded as it comes,
+    then — when then_result — what action returned; what it raised is raised. Leaving the loop
+    early (or cancelling it) interrupts action as Ctrl-C does (abatch's rows, astream's pieces)."""
+    loop = asyncio.get_running_loop()
+    items: asyncio.Queue[Any] = asyncio.Queue()
+
+    def put(item: Any) -> None:  # in action's thread
         try:
-            loop.call_soon_threadsafe(rows.put_nowait, row)
-        except RuntimeError:  # the loop is closed: nobody reads the rows
+            loop.call_soon_threadsafe(items.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody reads the items
             pass
 
-    worker = _Worker(lambda: run_rows(path, data, ended, **options), loop)
-    worker.future.add_done_callback(lambda _: rows.put_nowait(_DONE))
+    worker = _Worker(lambda: action(put), loop)
+    worker.future.add_done_callback(lambda _: items.put_nowait(_DONE))
     finished = False
     try:
-        while (row := await rows.get()) is not _DONE:
-            yield row
+        while (item := await items.get()) is not _DONE:
+            yield item
         finished = True
-        await worker.future  # the batch's error, if it raised one
+        result = await worker.future  # action's error, if it raised one
+        if then_result:
+            yield result
     finally:
         if not finished:
             worker.interrupt()

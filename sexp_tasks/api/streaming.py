@@ -11,7 +11,6 @@ task) interrupts the call as Ctrl-C does, so it does not run on unseen.
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..handler.contract import TEXT_RECEIVER
 from ..lang.deepstack import raise_interrupt_in
-from .async_api import _Worker
+from .async_api import items_off_loop
 
 if TYPE_CHECKING:
     from .convert import TaskResult
@@ -83,23 +82,12 @@ def stream(session: Session, name: str, inputs: dict[str, Any]) -> Iterator[str 
 
 async def astream(session: Session, name: str, inputs: dict[str, Any]) -> AsyncIterator[str | TaskResult]:
     """stream's async twin: the pieces awaited off the event loop (see Session.astream)."""
-    loop = asyncio.get_running_loop()
-    items: asyncio.Queue[Any] = asyncio.Queue()
-
-    def receive(_label: str, text: str) -> None:  # in the thread reading the stream
-        try:
-            loop.call_soon_threadsafe(items.put_nowait, text)
-        except RuntimeError:  # the loop is closed: nobody reads the pieces
-            pass
-
-    worker = _Worker(lambda: _receiving(receive, lambda: session.call(name, **inputs)), loop)
-    worker.future.add_done_callback(lambda _: items.put_nowait(_END))
-    ended = False
+    pieces = items_off_loop(
+        lambda put: _receiving(lambda _label, text: put(text), lambda: session.call(name, **inputs)),
+        then_result=True,  # the TaskResult, or what the call raised
+    )
     try:
-        while (item := await items.get()) is not _END:
+        async for item in pieces:
             yield item
-        ended = True
-        yield await worker.future  # the TaskResult, or what the call raised
     finally:
-        if not ended:
-            worker.interrupt()
+        await pieces.aclose()  # left early: the call is interrupted now, not when collected
