@@ -21,14 +21,17 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from ..lang.values import well_formed
 from ..results import TaskError, round_cost
 from . import llm
 from .contract import TEXT_RECEIVER, HandlerConfig, HandlerServices, Sent
 from .cost import call_reservation
 from .llm import MockReply
+from .model_info import known_output_limit
 from .model_request import ModelAnswer, ModelRequest
 from .provider_errors import ProviderError
 from .retries import Attempts, Deadline, failure
+from .stream_reading import StreamLimits, StreamStopped
 from .structured import refusal_warning, send_with_schema_fallback
 
 
@@ -121,29 +124,61 @@ class ModelCaller:
         attempts = Attempts(self.config, self.deadline)
         try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
             mock = None
+            limits = None
             if request.model.startswith("mock/"):
                 mock = self.services.mock.next(self.template, self.in_output_section)
             else:
                 self.services.before_sending()  # the api_base warning, once (SPEC §10.1)
-            send = partial(self._send, attempts, mock)
+                limits = self._limits(request, prompt_tokens, reserved) if request.stream else None
+            send = partial(self._send, attempts, mock, limits)
             config = self.config
             answer, sent = send_with_schema_fallback(request, config.api_base, config.num_retries, send)
         except ProviderError as err:
             raise CallFailed(failure(err, request.model, len(attempts.retries)), err.partial) from None
+        except StreamStopped as stop:  # what it gave is paid for: counted, and settled below
+            answer = stopped_answer(stop, request.model, prompt_tokens)
+            self.answers.append(answer)
+            raise CallFailed(stop.error, stop.text) from None
         finally:
             self.services.budget.settle(reserved, answer)  # the real cost replaces the estimate
             self.retries += [{"turn": turn, **retry} for retry in attempts.retries]
         return answer, sent
 
     def _send(
-        self, attempts: Attempts, mock: MockReply | None, request: ModelRequest, num_retries: int
+        self,
+        attempts: Attempts,
+        mock: MockReply | None,
+        limits: StreamLimits | None,
+        request: ModelRequest,
+        num_retries: int,
     ) -> ModelAnswer:
         """llm.complete's answer, sent again up to num_retries times when that may help."""
         hook = self._text_hook()
         on_text = partial(hook, self.template) if hook is not None and request.stream else None
-        # the attempt takes the timeout
-        attempt = partial(llm.complete, request, self.config.api_base, mock=mock, on_text=on_text)
+        complete = partial(llm.complete, mock=mock, on_text=on_text, limits=limits)
+        attempt = partial(complete, request, self.config.api_base)  # it takes the timeout
         return attempts.send(attempt, num_retries, request.response_format is not None)
+
+    def _limits(self, request: ModelRequest, prompt_tokens: int, reserved: float) -> StreamLimits | None:
+        """What a streamed call may take (stream_reading.py): its max_tokens, else the model's output
+        limit when litellm knows it; and, under a budget, what the run has left beside the other
+        calls' reservations. None when neither holds (nothing is watched)."""
+        model, budget = request.model, self.services.budget
+        max_tokens = request.generation.get("max_tokens")
+        most = max_tokens if isinstance(max_tokens, int) else known_output_limit(model)
+        if most is None and budget.limit is None:
+            return None
+        name = "max_tokens" if isinstance(max_tokens, int) else "the model's output limit"
+        prompt_cost = llm.estimate_cost(model, prompt_tokens, 0)
+        token_price = llm.estimate_cost(model, 0, 1000) / 1000
+
+        def over_budget(cost: float) -> TaskError | None:
+            return budget.overrun(reserved, cost)
+
+        def cost(tokens: int) -> float:
+            return prompt_cost + tokens * token_price
+
+        return StreamLimits(most, name, cost, over_budget if budget.limit is not None else _fits)
 
     def _text_hook(self) -> Callable[[str, str], None] | None:
         """Where this call's text goes as it arrives: the receiver of the Session.stream it runs
@@ -180,3 +215,22 @@ class ModelCaller:
     def _warn(self, warning: str) -> None:
         if warning not in self.warnings:
             self.warnings.append(warning)
+
+
+def _fits(cost: float) -> None:
+    """No budget: any cost fits."""
+    return None
+
+
+def stopped_answer(stop: StreamStopped, model: str, prompt_tokens: int) -> ModelAnswer:
+    """The answer a stopped stream gave, as far as it went: its text, its prompt (as counted before
+    sending) and the output tokens and cost counted as it arrived. No finish reason: it did not end."""
+    return ModelAnswer(
+        text=well_formed(stop.text),
+        finish_reason=None,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=stop.output_tokens,
+        cost_usd=round_cost(stop.cost_usd),
+        latency_ms=stop.latency_ms,
+        model=model,
+    )
