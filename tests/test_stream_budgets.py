@@ -9,6 +9,7 @@ with a delay between two, so a stopped stream is seen to stop before its end.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +39,27 @@ def server(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
 
 
 class Heard:
-    """An on_text hook keeping every piece of text it was given."""
+    """A text hook keeping every piece of text it was given."""
 
     def __init__(self) -> None:
         self.pieces: list[str] = []
 
     def __call__(self, label: str, text: str) -> None:
         self.pieces.append(text)
+
+    def write(self, text: str) -> None:
+        self.pieces.append(text)
+
+    def close(self) -> None:
+        pass
+
+
+def hooked(heard: Heard, **services: Any) -> HandlerServices:
+    """Services streaming every call's text to heard: through on_text, or open_stream where the
+    services open a stream per request instead (the live display's form)."""
+    if "open_stream" in {field.name for field in dataclasses.fields(HandlerServices)}:
+        return HandlerServices(open_stream=lambda label: heard, **services)  # type: ignore[call-arg,unused-ignore]
+    return HandlerServices(on_text=heard, **services)
 
 
 def slow_reply(chunk_delay: float = 0.02) -> Scripted:
@@ -57,7 +72,7 @@ def streamed(
 ) -> tuple[TaskResult, Heard]:
     """The result of prompt, streamed, under budget, and what its hook heard."""
     heard = Heard()
-    services = HandlerServices(on_text=heard, budget=budget or CostBudget())
+    services = hooked(heard, budget=budget or CostBudget())
     options = {"api_base": server.base_url, "num_retries": 0, "timeout": scaled(20.0), **config}
     return Handler(HandlerConfig(**options), services).run(prompt), heard
 

@@ -6,7 +6,9 @@ ends, its reservation is replaced by what it really cost (released when it faile
 reservation does not fit beside those in flight waits for them to settle; a call alone is sent when
 its likely cost (output at max_tokens, else at the largest output the run has seen) fits, as
 before, and refused when it does not. So calls sent together never pass the budget, and the run
-passes it by at most what one call alone costs beyond its likely cost: one call's worth.
+passes it by at most what one call alone costs beyond its likely cost: one call's worth. A streamed
+call is watched as it arrives (stream_reading.py): it is stopped once its cost so far would pass
+the budget beside what is spent and the other calls hold (`overrun`), and settles with that cost.
 """
 
 from __future__ import annotations

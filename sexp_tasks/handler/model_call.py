@@ -12,7 +12,10 @@ as it arrives); its answer is journaled, kept, cached and recorded as an unstrea
 fingerprint does not hold the stream flag), and a replay sends nothing, so streams nothing.
 
 A failed call ends the conversation: `CallFailed`, with its TaskError and the text a broken stream
-gave (`partial`); the Handler makes it a FAILED result with the partial answer it has.
+gave (`partial`); the Handler makes it a FAILED result with the partial answer it has. A stream
+stopped at its limits (stream_reading.py: its max_tokens, the model's output limit, the run's
+budget) fails so too, and what it gave is paid for: its tokens and cost settle the reservation
+and count in the notes. An unstreamed call is not stopped: its answer and usage arrive whole.
 """
 
 from __future__ import annotations
