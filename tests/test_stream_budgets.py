@@ -244,3 +244,13 @@ def test_sexp_run_with_max_cost_shows_the_failed_line(workspace: Path, server: L
         pytest.skip("`sexp run` on a terminal does not stream on this branch yet (the display's work)")
     assert "RESOURCE_EXHAUSTION cost" in output and "its stream was stopped" in output
     stopped_early(server.requests[-1])
+
+
+def test_the_async_transport_stops_a_stream_too(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEXP_LLM_TRANSPORT", "async")
+    server.script(slow_reply())
+    prompt = TaskPrompt("long", "Go on.", model=CHEAP)
+    result, heard = streamed(server, prompt, generation={"max_tokens": 5})
+    assert (result.status, result.error.resource) == (FAILED, "output")
+    assert "".join(heard.pieces) == result.content and len(result.content) < len(WHOLE)
+    stopped_early(server.requests[-1])
