@@ -17,10 +17,10 @@ import contextvars
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, Unpack
 
 from ..lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in
-from .batch_runs import run_rows
+from .batch_runs import BatchKeywords, run_rows
 from .embed import run
 
 __all__ = ["abatch", "arun", "off_loop"]
@@ -107,14 +107,14 @@ async def arun(text: str, **settings: Any) -> Any:
 
 
 async def abatch(
-    path: str | Path, data: str | Path | Iterable[dict[str, Any]] | None, **options: Any
+    path: str | Path, data: str | Path | Iterable[dict[str, Any]] | None, **keywords: Unpack[BatchKeywords]
 ) -> AsyncIterator[dict[str, Any]]:
     """`batch`'s async twin: the batch runs off the event loop, and its rows (OUT's objects, each
     with its `index`) are yielded as they finish, in completion order (a resumed batch's ok rows
-    as they are skipped). options: batch's (out, concurrency, executor, resume, ...) and the
+    as they are skipped). keywords: batch's (out, concurrency, executor, resume, ...) and the
     settings. A batch that cannot start raises its SexpError; leaving the loop early (or
     cancelling it) interrupts the batch as Ctrl-C does: its rows in flight resume later."""
-    rows = items_off_loop(lambda put: run_rows(path, data, put, **options))
+    rows = items_off_loop(lambda put: run_rows(path, data, put, **keywords))
     try:
         async for row in rows:
             yield row

@@ -94,7 +94,8 @@ class ArgumentsModel:
         fields: dict[str, Any] = {}
         for field_name, param in zip(self._names, parameters, strict=True):
             default = ... if param.default is inspect.Parameter.empty else param.default
-            described = {"description": param.description} if param.description else {}  # else Annotated's
+            # given only when known: a description given as None would hide an Annotated Field's
+            described: dict[str, Any] = {"description": param.description} if param.description else {}
             info = pydantic.Field(default, alias=param.name, **described)
             fields[field_name] = (param.hint, info)
         config = pydantic.ConfigDict(extra="allow" if takes_more else "forbid")
