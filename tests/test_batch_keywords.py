@@ -1,6 +1,6 @@
 """`batch` and `abatch` take one list of keywords, `BatchKeywords` (sexp_tasks/api/batch_runs.py):
 the batch's own options and the settings, typed for mypy and split at run time by that one
-definition."""
+definition. (`arun`'s settings are typed too: its mypy check is here.)"""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ async def rows() -> None:
         print(row["index"])
     async for row in sexp_tasks.abatch("p.sexp", [], modle="mock/x"):
         print(row)
+    total: int = await sexp_tasks.arun("(+ 1 2)", model="mock/x")
+    await sexp_tasks.arun("(+ 1 2)", modle="mock/x")
 
 
 sexp_tasks.batch("p.sexp", [], executor=2)
@@ -43,7 +45,8 @@ def test_the_keywords_are_the_options_and_the_settings() -> None:
 
 
 def test_mypy_checks_abatch_s_keywords_as_batch_s(tmp_path: Path) -> None:
-    """abatch took `**options: Any` before: a misspelt setting passed mypy."""
+    """abatch took `**options: Any` and arun `**settings: Any` before: a misspelt setting passed
+    mypy, and arun's value was Any."""
     (tmp_path / "use.py").write_text(TYPED, encoding="utf-8")
     (tmp_path / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
     mypy = Path(sys.executable).with_name("mypy")
@@ -55,7 +58,7 @@ def test_mypy_checks_abatch_s_keywords_as_batch_s(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     errors = re.findall(r"^use\.py:(\d+): error: .*\[([a-z-]+)\]$", done.stdout, re.MULTILINE)
-    assert errors == [("12", "call-arg"), ("16", "arg-type")], done.stdout + done.stderr
+    assert errors == [("12", "call-arg"), ("14", "assignment"), ("15", "call-arg"), ("18", "arg-type")], done.stdout + done.stderr
 
 
 def test_batch_and_abatch_take_the_options_and_the_settings(workspace: Path) -> None:

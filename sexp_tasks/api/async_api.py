@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar, Unpack
 from ..lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in
 from .batch_runs import BatchKeywords, run_rows
 from .embed import run
+from .settings_type import PythonValue, Settings
 
 __all__ = ["abatch", "arun", "off_loop"]
 
@@ -100,7 +101,7 @@ async def off_loop(action: Callable[[], T]) -> T:
         raise
 
 
-async def arun(text: str, **settings: Any) -> Any:
+async def arun(text: str, **settings: Unpack[Settings]) -> PythonValue:
     """`run`'s async twin: the program's text run in a new session, off the event loop; its last
     value, converted to Python. Cancelling the awaiting task interrupts the run."""
     return await off_loop(lambda: run(text, **settings))
