@@ -38,16 +38,13 @@ def model_schema(model: type) -> dict[str, Any]:
     return schema
 
 
-def validated(kind: Any, data: Any, name: str = "") -> tuple[Any, list[str]]:
-    """data as kind's value (a model class's instance by `model_validate`; for another type hint
-    `TypeAdapter(kind).validate_python`) and no problems; or None and the violations, each
-    `where: message` (where starts with name, when given)."""
-    import pydantic  # lazy: only a call that names a model class or such a hint gets here
+def validated(model: Any, data: Any, name: str = "") -> tuple[Any, list[str]]:
+    """data as the model class's instance (`model_validate`) and no problems; or None and the
+    violations, each `where: message` (where starts with name, when given)."""
+    import pydantic  # lazy: only a call that names a model class gets here
 
     try:
-        if is_model_class(kind):
-            return kind.model_validate(data), []
-        return pydantic.TypeAdapter(kind).validate_python(data), []
+        return model.model_validate(data), []
     except pydantic.ValidationError as err:
         return None, _problems(err, name)
 
