@@ -58,7 +58,8 @@ def test_mypy_checks_abatch_s_keywords_as_batch_s(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     errors = re.findall(r"^use\.py:(\d+): error: .*\[([a-z-]+)\]$", done.stdout, re.MULTILINE)
-    assert errors == [("12", "call-arg"), ("14", "assignment"), ("15", "call-arg"), ("18", "arg-type")], done.stdout + done.stderr
+    expected = [("12", "call-arg"), ("14", "assignment"), ("15", "call-arg"), ("18", "arg-type")]
+    assert errors == expected, done.stdout + done.stderr
 
 
 def test_batch_and_abatch_take_the_options_and_the_settings(workspace: Path) -> None:

@@ -9,9 +9,12 @@ two always agree. A parameter without a default is required; one with a default 
 tool's description is the docstring's first paragraph, a parameter's its docstring entry
 (handler/docstrings.py) or the text of an `Annotated[X, "text"]` hint.
 
-Registering a tool reads only the signature (a positional-only parameter or a hint that cannot
-be read is a SettingsError then); pydantic builds the schema when a request first offers the
-tool, so that a program that sends nothing never imports it.
+Registering a tool reads only the signature (a positional-only parameter, a hint that cannot be
+read, or an Enum member in a Literal, which pydantic offers by its value but refuses back, is a
+SettingsError then); pydantic builds the schema when a request first offers the tool (a type
+it has no schema for is a SettingsError then, before anything is sent), so that a program that
+sends nothing never imports it. The `$defs` stay: litellm inlines them for the providers that
+want no `$ref` (Gemini, Bedrock).
 """
 
 from __future__ import annotations
