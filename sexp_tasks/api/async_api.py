@@ -17,11 +17,12 @@ import contextvars
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, Unpack
 
 from ..lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in
-from .batch_runs import run_rows
+from .batch_runs import BatchKeywords, run_rows
 from .embed import run
+from .settings_type import PythonValue, Settings
 
 __all__ = ["abatch", "arun", "off_loop"]
 
@@ -100,21 +101,21 @@ async def off_loop(action: Callable[[], T]) -> T:
         raise
 
 
-async def arun(text: str, **settings: Any) -> Any:
+async def arun(text: str, **settings: Unpack[Settings]) -> PythonValue:
     """`run`'s async twin: the program's text run in a new session, off the event loop; its last
     value, converted to Python. Cancelling the awaiting task interrupts the run."""
     return await off_loop(lambda: run(text, **settings))
 
 
 async def abatch(
-    path: str | Path, data: str | Path | Iterable[dict[str, Any]] | None, **options: Any
+    path: str | Path, data: str | Path | Iterable[dict[str, Any]] | None, **keywords: Unpack[BatchKeywords]
 ) -> AsyncIterator[dict[str, Any]]:
     """`batch`'s async twin: the batch runs off the event loop, and its rows (OUT's objects, each
     with its `index`) are yielded as they finish, in completion order (a resumed batch's ok rows
-    as they are skipped). options: batch's (out, concurrency, executor, resume, ...) and the
+    as they are skipped). keywords: batch's (out, concurrency, executor, resume, ...) and the
     settings. A batch that cannot start raises its SexpError; leaving the loop early (or
     cancelling it) interrupts the batch as Ctrl-C does: its rows in flight resume later."""
-    rows = items_off_loop(lambda put: run_rows(path, data, put, **options))
+    rows = items_off_loop(lambda put: run_rows(path, data, put, **keywords))
     try:
         async for row in rows:
             yield row

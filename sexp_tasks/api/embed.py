@@ -182,7 +182,7 @@ class Session:
         finally:
             _NESTED_CALLS.reset(nested)
 
-    async def aeval(self, text: str) -> Any:
+    async def aeval(self, text: str) -> PythonValue:
         """`eval`'s async twin, run off the event loop (api/async_api.py); cancelling the awaiting
         task interrupts the evaluation, and the session goes on."""
         from .async_api import off_loop  # lazy: asyncio only for the async twins
