@@ -49,6 +49,7 @@ import asyncio
 import contextvars
 import io
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -139,11 +140,12 @@ def spread(values: list[float], scale: float = 1000.0) -> str:
     return f"{min(values) * scale:.1f}–{max(values) * scale:.1f}"
 
 
-def first_token(rounds: int) -> bool:
+def first_token(rounds: int, work: Path) -> bool:
     """Part 1: print the streamed call's figures, sexp run beside bare litellm; whether all held."""
     server = LLMServer().start()
     server.script(Scripted(content=ANSWER, pieces=PIECES, delay=FIRST_DELAY, chunk_delay=CHUNK_DELAY))
-    workspace = Path(tempfile.mkdtemp(prefix="sexp-bench-stream-"))
+    workspace = work / "stream"
+    workspace.mkdir()
     program = workspace / "stream.sexp"
     program.write_text(PROGRAM, encoding="utf-8")
     try:
@@ -199,7 +201,7 @@ def first_token(rounds: int) -> bool:
     return True
 
 
-def acalls(rounds: int, calls: int, concurrency: int, delay: float) -> bool:
+def acalls(rounds: int, calls: int, concurrency: int, delay: float, work: Path) -> bool:
     """Part 2: print `calls` Session.acalls at `concurrency` beside bare litellm.acompletion; whether
     every call completed."""
     import sexp_tasks
@@ -207,8 +209,9 @@ def acalls(rounds: int, calls: int, concurrency: int, delay: float) -> bool:
     server, base_url = start_server(delay)
     loop = Loop()
     try:
-        workspace = tempfile.mkdtemp(prefix="sexp-bench-acall-")
-        session = sexp_tasks.Session(workspace=workspace, model=MODEL, api_base=base_url, quiet=True)
+        workspace = work / "acall"
+        workspace.mkdir()
+        session = sexp_tasks.Session(workspace=str(workspace), model=MODEL, api_base=base_url, quiet=True)
         session.eval('(defatom echo (params x) (instructions "Echo {{x}}"))')
         litellm = _litellm()
         messages = [{"role": "system", "content": "bench"}, {"role": "user", "content": "Echo 1"}]
@@ -287,10 +290,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.acall_rounds, args.calls = 3, 3, 40
-    os.chdir(tempfile.mkdtemp(prefix="sexp-bench-"))  # no sexp.toml or tasks/ of the caller's
-    ok = (args.only == "async" or first_token(args.rounds)) and (
-        args.only == "first-token" or acalls(args.acall_rounds, args.calls, args.concurrency, args.delay)
-    )
+    work = Path(tempfile.mkdtemp(prefix="sexp-bench-stream-"))
+    os.chdir(work)  # no sexp.toml or tasks/ of the caller's
+    try:
+        ok = (args.only == "async" or first_token(args.rounds, work)) and (
+            args.only == "first-token"
+            or acalls(args.acall_rounds, args.calls, args.concurrency, args.delay, work)
+        )
+    finally:
+        os.chdir(ROOT)
+        shutil.rmtree(work, ignore_errors=True)
     sys.stdout.flush()
     os._exit(0 if ok else 1)  # litellm's aiohttp sessions complain when torn down at exit
 
