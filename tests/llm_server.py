@@ -54,11 +54,13 @@ def context_length_error() -> Scripted:
 @dataclass
 class Recorded:
     """One request as received. Header names are kept in lower case (HTTP names are
-    case-insensitive and clients differ in how they spell them): read `headers["authorization"]`."""
+    case-insensitive and clients differ in how they spell them): read `headers["authorization"]`.
+    arrived: time.perf_counter() when its body had been read (bench/stream.py times from there)."""
 
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    arrived: float = field(default_factory=time.perf_counter, compare=False)
 
     def __post_init__(self) -> None:
         self.headers = {name.lower(): value for name, value in self.headers.items()}

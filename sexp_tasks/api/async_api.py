@@ -1,11 +1,11 @@
 """The async twins of the Python API (SPEC §11.3): `arun`, `Session.aeval`, `Session.acall` and
 `abatch`.
 
-Each runs its synchronous twin on a thread of its own and awaits the outcome, so the event loop
-goes on meanwhile: calls gathered on one loop run at once, as pmap's do. Cancelling the awaiting
-task interrupts that thread as Ctrl-C interrupts the REPL's evaluation (repl/session.py
-run_interruptibly): KeyboardInterrupt is raised in it, and run_with_deep_stack passes it on to the
-evaluation's deep-stack thread. Python code stops at once; a model call blocked on the network is
+Each runs its synchronous twin on a thread of its own, with a deep stack (the evaluation runs in
+it: one thread per call), and awaits the outcome, so the event loop goes on meanwhile: calls
+gathered on one loop run at once, as pmap's do. Cancelling the awaiting task interrupts that thread
+as Ctrl-C interrupts the REPL's evaluation (repl/session.py run_interruptibly): KeyboardInterrupt
+is raised in it. Python code stops at once; a model call blocked on the network is
 abandoned, its thread unwinding when the answer comes, with nothing left to do. The await raises
 CancelledError at once, and the session takes the next call meanwhile.
 """
@@ -19,7 +19,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, Generic, TypeVar, Unpack
 
-from ..lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in
+from ..lang.deepstack import deep_recursion, raise_interrupt_in, start_deep_thread
 from .batch_runs import BatchKeywords, run_rows
 from .embed import run
 from .settings_type import PythonValue, Settings
@@ -40,19 +40,14 @@ class _Worker(Generic[T]):
         self._loop = loop
         self._lock = threading.Lock()
         self._finished = False
+        # The thread has a deep stack, so the session runs the action in it (api/embed.py `_deep`)
+        # rather than start a second thread for the evaluation: one thread per call, not two.
         # Called from inside a running program (an async tool awaiting acall), the call nests: the
-        # thread carries the program's name prefix, its context (the nesting depth) and a deep
-        # stack, as Session.call's nested branch expects (api/embed.py).
-        self._nested = threading.current_thread().name.startswith("sexp")
+        # thread carries the program's name prefix and its context (the nesting depth), as
+        # Session.call's nested branch expects.
+        nested = threading.current_thread().name.startswith("sexp")
         self._context = contextvars.copy_context()
-        name = "sexp-async" if self._nested else "async-sexp"
-        previous = threading.stack_size(STACK_BYTES) if self._nested else None
-        try:
-            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-            self._thread.start()
-        finally:
-            if previous is not None:
-                threading.stack_size(previous)
+        self._thread = start_deep_thread(self._run, "sexp-async" if nested else "async-sexp")
 
     def _run(self) -> None:
         try:
@@ -70,8 +65,6 @@ class _Worker(Generic[T]):
             pass
 
     def _call(self) -> T:
-        if not self._nested:
-            return self._action()
         with deep_recursion():
             return self._action()
 
