@@ -49,8 +49,7 @@ if __name__ == "__main__":
             "OPENAI_API_KEY": FAKE_KEY,
             "PYTHONPATH": str(ROOT),
         }
-        # The time limit leaves room for litellm's first import (seconds; a replayed run does not
-        # make it): an interrupt that cuts into an import stalls the other calls' imports.
+        # The time limit leaves room for litellm's first import (seconds; a replayed run makes none).
         command = [
             sys.executable,
             "examples/async_service/service.py",
