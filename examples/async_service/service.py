@@ -10,7 +10,8 @@ Results are printed as they finish.
 
 Offline, from its recorded cassette (no key needed), from the checkout root:
     python examples/async_service/service.py
-Against a real provider (OPENAI_API_KEY set):  python examples/async_service/service.py --live
+Against a real provider (OPENAI_API_KEY set; the first calls import litellm, which takes seconds):
+    python examples/async_service/service.py --live --timeout 30
 Re-record the cassette, offline:  python examples/record_async_service.py
 """
 
