@@ -49,9 +49,30 @@ class MockReply:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
-@cache
+_imported: dict[str, Any] = {}  # "module" once litellm is imported (or "error": why it could not be)
+_importing = threading.Lock()
+
+
 def _litellm() -> Any:
     """litellm, imported on first use, offline-safe and quiet.
+
+    The import runs on a thread of its own, which callers wait for: an interrupt (Ctrl-C, a
+    cancelled acall: KeyboardInterrupt raised in the caller's thread) stops the wait, never the
+    import, which would leave a half-built litellm in sys.modules or the import lock held for
+    every other caller."""
+    if "module" not in _imported:
+        with _importing:
+            if not _imported:
+                threading.Thread(target=_import_litellm, name="litellm-import", daemon=True).start()
+        while not _imported:
+            time.sleep(0.005)  # a wait an interrupt can end
+    if "error" in _imported:
+        raise _imported["error"]
+    return _imported["module"]
+
+
+def _import_litellm() -> None:
+    """Import litellm into _imported.
 
     The import builds hundreds of thousands of long-lived objects. The cyclic collector is
     paused while it runs, and what exists then is frozen (gc.freeze) so no later collection
@@ -61,6 +82,9 @@ def _litellm() -> Any:
     gc.disable()
     try:
         import litellm
+    except BaseException as exc:  # raised by every caller
+        _imported["error"] = exc
+        return
     finally:
         gc.freeze()
         if collecting:
@@ -69,7 +93,7 @@ def _litellm() -> Any:
     litellm.suppress_debug_info = True
     if not os.environ.get("LITELLM_LOG"):  # sexp says what matters (a dropped setting ...), once
         logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
-    return litellm
+    _imported["module"] = litellm
 
 
 @cache
