@@ -43,6 +43,10 @@ class OutputSpec:
     retries: int = field(default=0, repr=False)
     # SPEC §11.1: response_format's "strict"; None sends it when the schema can be strict
     strict: bool | None = field(default=None, repr=False)
+    # A check after the schema's (Session.call's output_type: the pydantic model's validators):
+    # the answer's violations, [] when none. Its violations are repaired as the schema's are.
+    # Out of the repr and comparisons: a function is no part of what keys a step.
+    validate: Callable[[Any], list[str]] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,12 @@ def validated(model: Any, data: Any, name: str = "") -> tuple[Any, list[str]]:
         return None, _problems(err, name)
 
 
+def violations_of(model: Any, data: Any) -> list[str]:
+    """Where data breaks the model class (its fields and its validators), each `where: message`;
+    [] when it does not (an OutputSpec's validate: its violations are repaired as a schema's)."""
+    return validated(model, data)[1]
+
+
 def _problems(err: Any, name: str = "", shown: bool = False) -> list[str]:
     """A pydantic ValidationError's violations, each `where: message` (where starts with name);
     when shown, a value that is there but wrong follows as `, got <its JSON>` (cut at 60)."""

@@ -257,6 +257,7 @@ class TaskSystem:
                 out.native,
                 out.retries,
                 out.strict,
+                out.validate,
             ),
             model=model,
         )
