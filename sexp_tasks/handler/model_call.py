@@ -18,7 +18,6 @@ gave (`partial`); the Handler makes it a FAILED result with the partial answer i
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
