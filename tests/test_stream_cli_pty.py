@@ -99,7 +99,8 @@ def test_concurrent_calls_under_pmap_each_take_a_line_never_mixed(
 ) -> None:
     names = ["aa", "bb", "cc"]
     quoted = " ".join(f'"{name}"' for name in names)
-    write(workspace / "p.sexp", GREET + f"(length (pmap (lambda (n) (task-content (greet n))) (list {quoted})))\n")
+    program = f"(length (pmap (lambda (n) (task-content (greet n))) (list {quoted})))\n"
+    write(workspace / "p.sexp", GREET + program)
     server.script(*[Scripted(pieces=[f"{name} "] * 8, chunk_delay=scaled(0.15)) for name in names])
     child = spawn(workspace, server, "run", "p.sexp")
     output = ""
