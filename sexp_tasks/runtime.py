@@ -168,8 +168,11 @@ class Runtime(TaskServices):
         )
 
     def abandon_run(self) -> None:
-        """From another thread, when the evaluating one cannot stop in time: mark the recorded
-        run interrupted and let go of its lock (recording.Run.abandon)."""
+        """From another thread, when the evaluating one cannot stop in time: erase the answers
+        still shown live (their calls may not have unwound yet), mark the recorded run interrupted
+        and let go of its lock (recording.Run.abandon)."""
+        if self.live is not None:
+            self.live.drop_answers()
         if self.run is not None:
             self.run.abandon()
 

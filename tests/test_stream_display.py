@@ -122,6 +122,17 @@ def test_answers_that_do_not_fit_are_counted_in_a_more_line() -> None:
     assert screen(terminal.getvalue()) == ["pmap", "t2: text 2"]
 
 
+def test_wide_characters_are_fitted_by_the_columns_they_take() -> None:
+    terminal, live = region(columns=11, rows=10, interval=0.0)  # 10 columns used
+    first, second = live.open("t"), live.open("u")
+    first.write("日本語のテキスト")  # 16 columns of 8 characters
+    second.write("ok")
+    line = screen(terminal.getvalue())[0]
+    assert line == "t: …キスト" and sum(2 if ord(c) > 0x2E80 else 1 for c in line) <= 10
+    second.close()
+    assert screen(terminal.getvalue()) == ["t: 日本語", "のテキスト"]
+
+
 def test_control_characters_in_an_answer_are_shown_as_spaces() -> None:
     terminal, live = region()
     live.open("t").write("a\x1b[2Jb\tc")

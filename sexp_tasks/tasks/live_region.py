@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import unicodedata
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -62,17 +63,17 @@ class LiveText:
 
     def one_line(self, width: int) -> str:
         """`label: text`, newlines as spaces, its tail after `…` when it is wider than width."""
-        head, body = f"{self.label}: ", _printable("".join(self.pieces))
-        if len(head) + len(body) <= width:
+        head, body = _printable(f"{self.label}: "), _printable("".join(self.pieces))
+        if _cells(head + body) <= width:
             return head + body
-        return (head + "…" + body[len(body) - max(width - len(head) - 1, 0) :])[:width]
+        head = _head(head, width - 2)
+        return head + "…" + _tail(body, width - _cells(head) - 1)
 
     def last_lines(self, width: int, room: int) -> list[str]:
         """`label: text` as the terminal would show it at width, newlines kept: its last room lines."""
         lines: list[str] = []
         for line in f"{self.label}: {''.join(self.pieces)}".split("\n"):
-            shown = _printable(line)
-            lines += [shown[i : i + width] for i in range(0, len(shown), width)] or [""]
+            lines += _wrapped(_printable(line), width)
         return lines[-room:]
 
 
@@ -177,7 +178,7 @@ class LiveRegion:
         columns, rows = self._size()
         width = max(columns - 1, 10)  # a line that fills the last column would wrap on some terminals
         room = max(rows - 2, 1)
-        bars = [bar.line()[:width] for bar in self._bars][:room]
+        bars = [_head(bar.line(), width) for bar in self._bars][:room]
         room -= len(bars)
         texts = self._texts
         if not texts or room <= 0:
@@ -239,6 +240,43 @@ def _terminal_size(stream: TextIO) -> tuple[int, int]:
     except (AttributeError, ValueError, OSError):
         return 80, 24
     return size.columns or 80, size.lines or 24
+
+
+# How many columns a character takes on a terminal: two for wide ones (CJK, most emoji), none for
+# combining marks, else one. Lines are fitted by it, so that none wraps (the region counts lines).
+def _char_cells(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
+def _cells(text: str) -> int:
+    return sum(map(_char_cells, text))
+
+
+def _head(text: str, cells: int) -> str:
+    """The longest start of text that takes at most cells columns."""
+    used = 0
+    for end, char in enumerate(text):
+        used += _char_cells(char)
+        if used > cells:
+            return text[:end]
+    return text
+
+
+def _tail(text: str, cells: int) -> str:
+    """The longest end of text that takes at most cells columns."""
+    return _head(text[::-1], cells)[::-1]
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """text in lines of at most width columns, as a terminal wraps it ([""] for no text)."""
+    lines = []
+    while text:
+        line = _head(text, width) or text[0]
+        lines.append(line)
+        text = text[len(line) :]
+    return lines or [""]
 
 
 def _printable(text: str) -> str:
