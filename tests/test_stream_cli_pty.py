@@ -126,3 +126,12 @@ def test_concurrent_calls_under_pmap_each_take_a_line_never_mixed(
     assert together == 3
     assert "3" in screen(output) and not any(line.startswith("greet:") for line in screen(output))
     assert streamed(server) == [True, True, True]
+
+
+def test_a_batch_shows_its_bar_alone_its_rows_unstreamed(workspace: Path, server: LLMServer) -> None:
+    write(workspace / "p.sexp", GREET + "(task-content (greet name))\n")
+    write(workspace / "in.jsonl", '{"name": "a"}\n{"name": "b"}\n')
+    server.script(slow_reply(0.05))
+    output = finish(spawn(workspace, server, "batch", "p.sexp", "--data", "in.jsonl"))
+    assert "batch [" in output and "greet:" not in output  # its rows run quietly
+    assert streamed(server) == [False, False]
