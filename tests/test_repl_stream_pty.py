@@ -18,20 +18,25 @@ PROMPT = "sexp>"
 GREET = '(defatom greet (params (name string)) (instructions "Greet {{name}}"))'
 
 
-@pytest.fixture(params=["sync", "async"])
-def repl(request: pytest.FixtureRequest, workspace: Path, server: LLMServer) -> Iterator[pexpect.spawn]:
-    """The REPL, its model calls over each transport (handler/llm.py: a stream read in the
-    evaluating thread, or awaited on the shared loop)."""
+def spawn(workspace: Path, server: LLMServer, transport: str, *args: str) -> pexpect.spawn:
     env = {
-        "SEXP_LLM_TRANSPORT": request.param,
+        "SEXP_LLM_TRANSPORT": transport,
         "TERM": "xterm",
         "PROMPT_TOOLKIT_NO_CPR": "1",
         "SEXP_API_BASE": server.base_url,
         "SEXP_MODEL": "openai/test-model",
         "OPENAI_API_KEY": "sk-fake-repl-stream",
     }
-    child = spawn_sexp_pty(cwd=workspace, env=env, timeout=60, dimensions=(40, 120))
+    child = spawn_sexp_pty(*args, cwd=workspace, env=env, timeout=60, dimensions=(40, 120))
     child.expect(PROMPT)
+    return child
+
+
+@pytest.fixture(params=["sync", "async"])
+def repl(request: pytest.FixtureRequest, workspace: Path, server: LLMServer) -> Iterator[pexpect.spawn]:
+    """The REPL, its model calls over each transport (handler/llm.py: a stream read in the
+    evaluating thread, or awaited on the shared loop)."""
+    child = spawn(workspace, server, request.param)
     yield child
     if child.isalive():
         child.terminate(force=True)
@@ -83,3 +88,18 @@ def test_ctrl_c_mid_stream_returns_to_the_prompt_at_once_definitions_kept(
     assert "word" not in "".join(screen(after))  # the interrupted call draws nothing more
     enter(repl, ":quit")
     repl.expect(pexpect.EOF)
+
+
+def test_no_stream_shows_the_value_alone(workspace: Path, server: LLMServer) -> None:
+    child = spawn(workspace, server, "sync", "--no-stream")
+    try:
+        enter(child, GREET)
+        child.expect(PROMPT)
+        server.script(Scripted(content="<output>Hello</output>", chunk_delay=scaled(0.1)))
+        enter(child, '(task-content (greet "you"))')
+        child.expect('"Hello"')
+        assert "greet:" not in child.before
+        child.expect(PROMPT)
+        assert "stream" not in server.requests[-1].body
+    finally:
+        child.terminate(force=True)
