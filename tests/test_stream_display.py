@@ -9,11 +9,14 @@ import io
 import re
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import scaled, wait_for
+from llm_server import LLMServer, Scripted
 
 from sexp_tasks.config import Settings
+from sexp_tasks.handler import Handler, HandlerConfig, HandlerServices, TaskPrompt
 from sexp_tasks.runtime import Runtime
 from sexp_tasks.tasks.live_region import LiveRegion, live_region
 from sexp_tasks.tasks.progress import Progress
@@ -223,8 +226,51 @@ def test_what_the_program_prints_goes_above_the_region(workspace: Path) -> None:
     ],
 )
 def test_the_runtime_streams_to_its_region_only_on_a_terminal_with_stream_on_and_not_quiet(
-    workspace: Path, settings: dict[str, bool], terminal: bool, shown: bool
+    workspace: Path, settings: dict[str, Any], terminal: bool, shown: bool
 ) -> None:
     err = Terminal() if terminal else io.StringIO()
     runtime = Runtime(Settings(workspace=str(workspace), **settings), err=err)
     assert (runtime.tasks.open_stream is not None) == shown
+
+
+# The handler's side: a stream per request sent, closed when it ends --------------------------------
+
+
+class Opened:
+    """An open_stream hook that keeps every stream it opened: its label, text and whether it closed."""
+
+    def __init__(self) -> None:
+        self.streams: list[dict[str, Any]] = []
+
+    def __call__(self, label: str) -> Opened.Stream:
+        stream = Opened.Stream(label)
+        self.streams.append(stream.seen)
+        return stream
+
+    class Stream:
+        def __init__(self, label: str) -> None:
+            self.seen: dict[str, Any] = {"label": label, "text": "", "closed": False}
+
+        def write(self, text: str) -> None:
+            assert not self.seen["closed"]
+            self.seen["text"] += text
+
+        def close(self) -> None:
+            self.seen["closed"] = True
+
+
+def test_each_request_sent_opens_a_stream_closed_when_it_ends_a_broken_one_too(
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-display")
+    pieces = ["<output>", "Hello", " there", "</output>"]
+    server.script(Scripted(pieces=pieces, drop_after=2), Scripted(pieces=pieces))
+    opened = Opened()
+    config = HandlerConfig(api_base=server.base_url, num_retries=1, retry_delay=0.01, timeout=scaled(10))
+    prompt = TaskPrompt("greet", "Say hello.", model="openai/test-model")
+    result = Handler(config, HandlerServices(open_stream=opened)).run(prompt)
+    assert result.content == "Hello there"
+    assert opened.streams == [
+        {"label": "greet", "text": "<output>", "closed": True},  # broken, then sent again
+        {"label": "greet", "text": "".join(pieces), "closed": True},
+    ]
