@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TextIO
 
@@ -31,6 +32,7 @@ from .syntax.reader import read
 from .tasks.forms import install as install_tasks
 from .tasks.forms.checks import TaskChecks
 from .tasks.library import TaskLibrary
+from .tasks.live_region import LiveRegion, is_terminal, live_region
 from .tasks.runner import TaskSystem
 from .tasks.task_services import TaskServices
 
@@ -61,9 +63,19 @@ class Runtime(TaskServices):
         self._loading: list[Path] = []
         self._memory_store: Store | None = None  # the store fresh context reads when not recording
         self.run: Run | None = None  # the recorded run this session ran last (or runs now)
+        # The terminal's bottom lines, where bars and answers in flight are drawn (None when err is
+        # no terminal, or quiet); answers stream there with the stream setting (SPEC §11.3).
+        shown = is_terminal(self.err) and not self.settings.quiet
+        self.live: LiveRegion | None = live_region(self.err) if shown else None
+        streams = self.live.open if self.live is not None and self.settings.stream else None
         own = library.copy(self.warn) if library is not None else None
         self.tasks = TaskSystem(
-            self.settings, self.warn, self.err, library=own, memory_query=self.relevant_files
+            self.settings,
+            self.warn,
+            self.err,
+            library=own,
+            memory_query=self.relevant_files,
+            open_stream=streams,
         )
         core = _language(self.settings, self.tasks, self)
         self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
@@ -156,8 +168,11 @@ class Runtime(TaskServices):
         )
 
     def abandon_run(self) -> None:
-        """From another thread, when the evaluating one cannot stop in time: mark the recorded
-        run interrupted and let go of its lock (recording.Run.abandon)."""
+        """From another thread, when the evaluating one cannot stop in time: erase the answers
+        still shown live (their calls may not have unwound yet), mark the recorded run interrupted
+        and let go of its lock (recording.Run.abandon)."""
+        if self.live is not None:
+            self.live.drop_answers()
         if self.run is not None:
             self.run.abandon()
 
@@ -221,16 +236,23 @@ class Runtime(TaskServices):
     def write_output(self, text: str) -> None:
         """What `print` writes; a closed or full output ends the command (OutputClosed)."""
         try:
-            self.out.write(text)
-            self.out.flush()
+            with self._above_live_region():
+                self.out.write(text)
+                self.out.flush()
         except OSError as err:
             raise OutputClosed(err) from None
 
     def log(self, message: str) -> None:
-        _say(self.err, self.settings, log_line(message))
+        with self._above_live_region():
+            _say(self.err, self.settings, log_line(message))
 
     def warn(self, message: str) -> None:
-        _say(self.err, self.settings, warning_line(message))
+        with self._above_live_region():
+            _say(self.err, self.settings, warning_line(message))
+
+    def _above_live_region(self) -> AbstractContextManager[None]:
+        """What is written now goes above the bars and answers drawn live (erased, then drawn below)."""
+        return self.live.cleared() if self.live is not None else nullcontext()
 
     def read_file(self, path: str) -> str:
         return self.workspace.read_text(path)

@@ -56,11 +56,13 @@ def context_length_error() -> Scripted:
 @dataclass
 class Recorded:
     """One request as received. Header names are kept in lower case (HTTP names are
-    case-insensitive and clients differ in how they spell them): read `headers["authorization"]`."""
+    case-insensitive and clients differ in how they spell them): read `headers["authorization"]`.
+    arrived: time.perf_counter() when its body had been read (bench/stream.py times from there)."""
 
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    arrived: float = field(default_factory=time.perf_counter, compare=False)
     events_sent: int = 0  # a streamed reply's events written (its chunks, then [DONE])
     client_left: bool = False  # the client closed the connection before the stream's end
 

@@ -16,8 +16,9 @@ from llm_server import LLMServer, Scripted
 from sexp_tasks.process.launcher import descendants
 
 PROMPT = "sexp>"
-# Output starts on a fresh line, or right after the shell turns bracketed paste off.
-START_OF_OUTPUT = r"(?:\n|\x1b\[\?2004l)"
+# Output starts on a fresh line, or right after the shell turns bracketed paste off, or where the
+# live line of a streamed answer was erased (a carriage return).
+START_OF_OUTPUT = r"(?:\n|\x1b\[\?2004l|\r)"
 
 
 def spawn(workspace: Path, **extra_env: str) -> pexpect.spawn:

@@ -33,7 +33,8 @@ ME = pwd.getpwuid(os.getuid()).pw_name
 
 
 def sample(row: Setting, workspace: Path) -> Any:
-    """A value row's setting takes (its check passes), as a flag, sexp.toml and the API give it."""
+    """A value row's setting takes (its check passes), as a flag, sexp.toml and the API give it: a
+    bool's is the one its flag sets, not its default (`--no-stream`: False)."""
     files = {
         "templates": ["."],
         "workspace": str(workspace),
@@ -47,7 +48,7 @@ def sample(row: Setting, workspace: Path) -> Any:
     if row.name in files:
         return files[row.name]
     kind = row.types[0]
-    return {bool: True, int: 3, float: 2.5, str: f"{row.name}-value"}[kind]
+    return {bool: row.flag_value, int: 3, float: 2.5, str: f"{row.name}-value"}[kind]
 
 
 def held(settings: Settings, row: Setting) -> Any:

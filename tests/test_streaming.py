@@ -1,5 +1,5 @@
-"""Streamed model calls (issue 21): with HandlerServices.on_text set, a paid call streams through
-litellm, each piece of text handed to the hook as it arrives, and its answer is the unstreamed
+"""Streamed model calls (issue 21): with HandlerServices.open_stream set, a paid call streams through
+litellm, each piece of text written to the stream it opens as it arrives, and its answer is the unstreamed
 one's: the same usage, cost and tool calls, journaled, kept and replayed under the same
 fingerprint; a stream that breaks midway fails with the text it gave."""
 
@@ -15,6 +15,7 @@ from conftest import scaled
 from llm_server import LLMServer, Scripted
 
 from sexp_tasks.handler import Cassette, Handler, HandlerConfig, HandlerServices, TaskPrompt
+from sexp_tasks.handler.contract import TextPieces
 from sexp_tasks.handler.model_request import ModelAnswer, ModelRequest
 from sexp_tasks.handler.replay import MockScript
 from sexp_tasks.results import COMPLETE, FAILED
@@ -30,13 +31,16 @@ def server(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
 
 
 class Heard:
-    """An on_text hook: every (label, text) it was given, and when."""
+    """An open_stream hook: every (label, text) its streams were given, and when."""
 
     def __init__(self) -> None:
         self.pieces: list[tuple[str, str]] = []
         self.times: list[float] = []
 
-    def __call__(self, label: str, text: str) -> None:
+    def __call__(self, label: str) -> TextPieces:
+        return TextPieces(lambda text: self.heard(label, text))
+
+    def heard(self, label: str, text: str) -> None:
         self.pieces.append((label, text))
         self.times.append(time.monotonic())
 
@@ -46,11 +50,11 @@ def run(server: LLMServer, services: HandlerServices, prompt: TaskPrompt = GREET
     return Handler(HandlerConfig(**options), services).run(prompt)
 
 
-def kept_answers(server: LLMServer, on_text: Heard | None, *replies: Scripted, **config: Any) -> Any:
+def kept_answers(server: LLMServer, heard: Heard | None, *replies: Scripted, **config: Any) -> Any:
     """The result of a run answered by replies, and the (request, answer) pairs it paid for."""
     server.script(*replies)
     kept: list[tuple[ModelRequest, ModelAnswer]] = []
-    services = HandlerServices(on_text=on_text, keep_answer=lambda *pair: kept.append(pair))
+    services = HandlerServices(open_stream=heard, keep_answer=lambda *pair: kept.append(pair))
     return run(server, services, **config), kept
 
 
@@ -121,7 +125,7 @@ def test_the_fingerprint_is_the_same_streamed_or_not(server: LLMServer) -> None:
 
     for hook in (None, Heard()):
         server.script("<output>hi</output>")
-        run(server, HandlerServices(on_text=hook, record_turn=record_turn))
+        run(server, HandlerServices(open_stream=hook, record_turn=record_turn))
     plain, streamed = journaled
     assert plain.fingerprint() == streamed.fingerprint()
 
@@ -131,10 +135,10 @@ def test_a_streamed_turn_recorded_to_a_cassette_replays_with_no_request(
 ) -> None:
     path = workspace / "streamed.jsonl"
     server.script(Scripted(content="<output>Hello there, world</output>", chunk_delay=0.01))
-    recorded = run(server, HandlerServices(cassette=Cassette(path, "record"), on_text=Heard()))
+    recorded = run(server, HandlerServices(cassette=Cassette(path, "record"), open_stream=Heard()))
     assert recorded.status == COMPLETE and len(server.requests) == 1
     heard = Heard()
-    replayed = run(server, HandlerServices(cassette=Cassette(path, "replay"), on_text=heard))
+    replayed = run(server, HandlerServices(cassette=Cassette(path, "replay"), open_stream=heard))
     assert len(server.requests) == 1 and heard.pieces == []  # nothing sent, so nothing streamed
     assert (replayed.status, replayed.content) == (COMPLETE, recorded.content)
     assert replayed.notes["usage"] == recorded.notes["usage"]
@@ -195,7 +199,7 @@ def test_a_mock_model_streams_its_text_and_counts_as_unstreamed(server: LLMServe
     heard = Heard()
     for hook in (None, heard):
         mock = MockScript(["<output>Hello there, world</output>"])
-        services = HandlerServices(mock=mock, on_text=hook, keep_answer=lambda *pair: kept.append(pair))
+        services = HandlerServices(mock=mock, open_stream=hook, keep_answer=lambda *pair: kept.append(pair))
         assert run(server, services, prompt).content == "Hello there, world"
     unstreamed, streamed = (same(answer) for _, answer in kept)
     assert streamed == unstreamed
@@ -210,7 +214,7 @@ def test_a_mock_model_answers_tool_calls_whole(server: LLMServer, workspace: Pat
     call = {"content": "", "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]}
     mock = MockScript([call, "<output>read it</output>"])
     heard = Heard()
-    services = HandlerServices(mock=mock, on_text=heard)
+    services = HandlerServices(mock=mock, open_stream=heard)
     prompt = TaskPrompt("reader", "Read.", model="mock/m")
     result = run(server, services, prompt, tools=("read_file",), workspace=workspace)
     assert (result.status, result.content) == (COMPLETE, "read it")

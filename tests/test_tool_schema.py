@@ -1,12 +1,18 @@
-"""The tool schema of a Python function (sexp_tasks/handler/tool_schema.py): types beyond the
-common ones, and the NumPy and Sphinx docstring styles (tests/test_python_tools.py has the rest)."""
+"""The tool schema of a Python function (sexp_tasks/handler/tool_schema.py, pydantic's): types
+beyond the common ones, and the NumPy and Sphinx docstring styles (tests/test_python_tools.py has
+the rest; tests/test_tool_schema_adapter.py what pydantic's schemas changed)."""
 
 from __future__ import annotations
 
 import inspect
 from typing import Annotated, Any, Literal
 
-from sexp_tasks.handler.tool_schema import function_schema, read_docstring
+from sexp_tasks.handler.docstrings import read_docstring
+from sexp_tasks.handler.tool_schema import FunctionArguments
+
+
+def function_schema(fn: object, name: str) -> dict[str, Any]:
+    return FunctionArguments(fn, name).schema  # type: ignore[arg-type]
 
 
 def test_docstring_styles() -> None:
@@ -31,6 +37,9 @@ def test_docstring_styles() -> None:
     assert read_docstring(inspect.cleandoc(sphinx)) == expected
 
 
+ANY_OBJECT = {"type": "object", "additionalProperties": True}
+
+
 def test_more_types() -> None:
     def fn(
         scores: dict[str, float],
@@ -48,13 +57,23 @@ def test_more_types() -> None:
     properties = function_schema(fn, "fn")["function"]["parameters"]["properties"]
     assert properties == {
         "scores": {"type": "object", "additionalProperties": {"type": "number"}},
-        "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]},
+        # pydantic's: a tuple of two says it has two items
+        "pair": {
+            "type": "array",
+            "prefixItems": [{"type": "integer"}, {"type": "string"}],
+            "minItems": 2,
+            "maxItems": 2,
+        },
         "ids": {"type": "array", "items": {"type": "integer"}},
         "anything": {},
         "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
         "noted": {"type": "string", "description": "A note."},
-        "mixed": {"enum": [1, "a"]},
-        "raw": {"type": "object"},
+        "mixed": {"enum": [1, "a"], "default": 1},  # pydantic's: a default is shown
+        # pydantic's: a null is accepted where the hint allows one (and means the default here)
+        "raw": {
+            "anyOf": [{"type": "object", "additionalProperties": True}, {"type": "null"}],
+            "default": None,
+        },
     }
 
 
@@ -70,13 +89,14 @@ def test_optional_without_a_none_default_lets_the_model_send_null() -> None:
         pass
 
     parameters = function_schema(fn, "fn")["function"]["parameters"]
-    assert parameters["properties"] == {
-        "note": {"type": ["string", "null"]},
-        "tags": {"type": "array", "items": {"type": ["string", "null"]}},
+    nullable = [{"type": "string"}, {"type": "null"}]
+    assert parameters["properties"] == {  # pydantic's: X or null as anyOf (the same schema)
+        "note": {"anyOf": nullable},
+        "tags": {"type": "array", "items": {"anyOf": nullable}},
         "mode": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]},
         "either": {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "null"}]},
-        "region": {"type": "string"},  # a null is its default: left out before the call
-        "limit": {"type": ["integer", "null"]},  # a null is not its default: sent as None
+        "region": {"anyOf": nullable, "default": None},  # a null is its default: left out before the call
+        "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": 5},  # a null is sent as None
     }
     assert parameters["required"] == ["note", "tags", "mode", "either"]
 
@@ -91,7 +111,7 @@ def test_an_array_always_says_what_its_items_are() -> None:
     properties = function_schema(fn, "fn")["function"]["parameters"]["properties"]
     assert properties == {
         "rows": {"type": "array", "items": {}},
-        "ids": {"type": "array", "items": {}},
-        "flags": {"type": "array", "items": {"type": "boolean"}},
+        "ids": {"type": "array", "items": {}, "uniqueItems": True},  # pydantic's: a set's items differ
+        "flags": {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True},
         "anything": {"type": "array", "items": {}},
     }

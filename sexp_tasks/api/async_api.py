@@ -1,11 +1,11 @@
 """The async twins of the Python API (SPEC §11.3): `arun`, `Session.aeval`, `Session.acall` and
 `abatch`.
 
-Each runs its synchronous twin on a thread of its own and awaits the outcome, so the event loop
-goes on meanwhile: calls gathered on one loop run at once, as pmap's do. Cancelling the awaiting
-task interrupts that thread as Ctrl-C interrupts the REPL's evaluation (repl/session.py
-run_interruptibly): KeyboardInterrupt is raised in it, and run_with_deep_stack passes it on to the
-evaluation's deep-stack thread. Python code stops at once; a model call blocked on the network is
+Each runs its synchronous twin on a thread of its own, with a deep stack (the evaluation runs in
+it: one thread per call), and awaits the outcome, so the event loop goes on meanwhile: calls
+gathered on one loop run at once, as pmap's do. Cancelling the awaiting task interrupts that thread
+as Ctrl-C interrupts the REPL's evaluation (repl/session.py run_interruptibly): KeyboardInterrupt
+is raised in it. Python code stops at once; a model call blocked on the network is
 abandoned, its thread unwinding when the answer comes, with nothing left to do. The await raises
 CancelledError at once, and the session takes the next call meanwhile.
 """
@@ -17,11 +17,12 @@ import contextvars
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, Unpack
 
-from ..lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in
-from .batch_runs import run_rows
+from ..lang.deepstack import deep_recursion, raise_interrupt_in, start_deep_thread
+from .batch_runs import BatchKeywords, run_rows
 from .embed import run
+from .settings_type import PythonValue, Settings
 
 __all__ = ["abatch", "arun", "off_loop"]
 
@@ -39,19 +40,14 @@ class _Worker(Generic[T]):
         self._loop = loop
         self._lock = threading.Lock()
         self._finished = False
+        # The thread has a deep stack, so the session runs the action in it (api/embed.py `_deep`)
+        # rather than start a second thread for the evaluation: one thread per call, not two.
         # Called from inside a running program (an async tool awaiting acall), the call nests: the
-        # thread carries the program's name prefix, its context (the nesting depth) and a deep
-        # stack, as Session.call's nested branch expects (api/embed.py).
-        self._nested = threading.current_thread().name.startswith("sexp")
+        # thread carries the program's name prefix and its context (the nesting depth), as
+        # Session.call's nested branch expects.
+        nested = threading.current_thread().name.startswith("sexp")
         self._context = contextvars.copy_context()
-        name = "sexp-async" if self._nested else "async-sexp"
-        previous = threading.stack_size(STACK_BYTES) if self._nested else None
-        try:
-            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-            self._thread.start()
-        finally:
-            if previous is not None:
-                threading.stack_size(previous)
+        self._thread = start_deep_thread(self._run, "sexp-async" if nested else "async-sexp")
 
     def _run(self) -> None:
         try:
@@ -69,8 +65,6 @@ class _Worker(Generic[T]):
             pass
 
     def _call(self) -> T:
-        if not self._nested:
-            return self._action()
         with deep_recursion():
             return self._action()
 
@@ -100,21 +94,21 @@ async def off_loop(action: Callable[[], T]) -> T:
         raise
 
 
-async def arun(text: str, **settings: Any) -> Any:
+async def arun(text: str, **settings: Unpack[Settings]) -> PythonValue:
     """`run`'s async twin: the program's text run in a new session, off the event loop; its last
     value, converted to Python. Cancelling the awaiting task interrupts the run."""
     return await off_loop(lambda: run(text, **settings))
 
 
 async def abatch(
-    path: str | Path, data: str | Path | Iterable[dict[str, Any]] | None, **options: Any
+    path: str | Path, data: str | Path | Iterable[dict[str, Any]] | None, **keywords: Unpack[BatchKeywords]
 ) -> AsyncIterator[dict[str, Any]]:
     """`batch`'s async twin: the batch runs off the event loop, and its rows (OUT's objects, each
     with its `index`) are yielded as they finish, in completion order (a resumed batch's ok rows
-    as they are skipped). options: batch's (out, concurrency, executor, resume, ...) and the
+    as they are skipped). keywords: batch's (out, concurrency, executor, resume, ...) and the
     settings. A batch that cannot start raises its SexpError; leaving the loop early (or
     cancelling it) interrupts the batch as Ctrl-C does: its rows in flight resume later."""
-    rows = items_off_loop(lambda put: run_rows(path, data, put, **options))
+    rows = items_off_loop(lambda put: run_rows(path, data, put, **keywords))
     try:
         async for row in rows:
             yield row

@@ -14,63 +14,57 @@ from ..batching.input_lines import write_rows
 from .embed import api_settings
 from .settings_type import BatchSettings, settings_doc
 
-__all__ = ["batch"]
+__all__ = ["BatchKeywords", "batch"]
+
+
+class BatchKeywords(BatchSettings, total=False):
+    """The keywords `batch` and `abatch` take: the settings (BatchSettings) and the batch's own
+    options below, whose defaults are BatchOptions' (batching/driver.py)."""
+
+    out: str | Path | None  # default: <stem>.results.jsonl in the working directory
+    concurrency: int | None  # default: the `concurrency` setting
+    executor: str  # "threads" (the default), "processes" or "ray"
+    ray_address: str | None
+    resume: str | None
+    force: bool
+    retry_failed: bool
+
+
+# batch's own keywords (the rest are settings), named once: in BatchKeywords
+_OWN = tuple(key for key in BatchKeywords.__annotations__ if key not in BatchSettings.__annotations__)
 
 
 def batch(
     path: str | Path,
     data: str | Path | Iterable[dict[str, Any]] | None,
-    *,
-    out: str | Path | None = None,
-    concurrency: int | None = None,
-    executor: str = "threads",
-    ray_address: str | None = None,
-    resume: str | None = None,
-    force: bool = False,
-    retry_failed: bool = False,
-    **settings: Unpack[BatchSettings],
+    **keywords: Unpack[BatchKeywords],
 ) -> list[dict[str, Any]]:
     """Run the program at path once per row of data, as `sexp batch` does; the rows (OUT's
     lines, as dicts: index, status, value, error, run_id, tokens, cost_usd, seconds), in input
     order.
 
     data: a .jsonl file's path, or an iterable of dicts with string keys (its rows; None with
-    resume: the batch's recorded file). out: the results file (default `<stem>.results.jsonl` in
-    the working directory). retry_failed: with resume, run the rows whose result is an error again
-    as fresh runs (their model calls sent again) rather than resuming them. settings: the
-    keyword settings listed below (typed by `sexp_tasks.Settings`; `concurrency` is batch's
-    own). A batch that cannot start raises a SexpError (BatchError for its input, options or
-    resume); a failing row does not raise: its status is "error"."""
-    return run_rows(
-        path,
-        data,
-        None,
-        out=out,
-        concurrency=concurrency,
-        executor=executor,
-        ray_address=ray_address,
-        resume=resume,
-        force=force,
-        retry_failed=retry_failed,
-        **settings,
-    )
+    resume: the batch's recorded file). Keywords (typed by `BatchKeywords`): out, the results
+    file (default `<stem>.results.jsonl` in the working directory); concurrency, how many rows
+    run at once (default: the `concurrency` setting); executor, "threads" (the default),
+    "processes" or "ray", and ray_address; resume, a batch id to resume; force (False); and
+    retry_failed (False): with resume, run the rows whose result is an error again as fresh runs
+    (their model calls sent again) rather than resuming them; then the settings listed below
+    (typed by `sexp_tasks.Settings`). A batch that cannot start raises a SexpError (BatchError
+    for its input, options or resume); a failing row does not raise: its status is "error"."""
+    return run_rows(path, data, None, **keywords)
 
 
 def run_rows(
     path: str | Path,
     data: str | Path | Iterable[dict[str, Any]] | None,
     on_row: Callable[[dict[str, Any]], None] | None,
-    *,
-    out: str | Path | None = None,
-    concurrency: int | None = None,
-    executor: str = "threads",
-    ray_address: str | None = None,
-    resume: str | None = None,
-    force: bool = False,
-    retry_failed: bool = False,
-    **settings: Any,
+    **keywords: Unpack[BatchKeywords],
 ) -> list[dict[str, Any]]:
     """batch(...), on_row called with each row as it ends (in the calling thread; abatch's)."""
+    settings: dict[str, Any] = dict(keywords)
+    own = {key: settings.pop(key) for key in _OWN if key in settings}
+    out = own.pop("out", None)
     resolved = api_settings(settings)
     spooled: str | None = None
     if data is None or isinstance(data, (str, Path)):
@@ -81,19 +75,8 @@ def run_rows(
         write_rows(data, Path(spooled))
         source, label = Path(spooled), "<python>"
     try:
-        options = BatchOptions(
-            program=Path(path),
-            data=source,
-            out=Path(out) if out is not None else None,
-            concurrency=concurrency,
-            executor=executor,
-            ray_address=ray_address,
-            resume=resume,
-            force=force,
-            retry_failed=retry_failed,
-            data_label=label,
-            on_row=on_row,
-        )
+        out_file = Path(out) if out is not None else None
+        options = BatchOptions(Path(path), source, out_file, data_label=label, on_row=on_row, **own)
         summary = run_batch(options, resolved)
     finally:
         if spooled is not None:

@@ -13,7 +13,7 @@ from ..config import Settings, load_settings
 from ..errors import ReadError, RecursionDepthError, SettingsError, TypeError_, UsageError
 from ..handler.python_tools import python_tool
 from ..handler.tools import TOOL_SCHEMAS
-from ..lang.deepstack import run_with_deep_stack
+from ..lang.deepstack import on_deep_stack, run_with_deep_stack
 from ..lang.values import Procedure, Value
 from ..runtime import Runtime
 from ..syntax.nodes import Symbol
@@ -182,7 +182,7 @@ class Session:
         finally:
             _NESTED_CALLS.reset(nested)
 
-    async def aeval(self, text: str) -> Any:
+    async def aeval(self, text: str) -> PythonValue:
         """`eval`'s async twin, run off the event loop (api/async_api.py); cancelling the awaiting
         task interrupts the evaluation, and the session goes on."""
         from .async_api import off_loop  # lazy: asyncio only for the async twins
@@ -252,6 +252,9 @@ def _text(text: Any, caller: str) -> None:
 
 def _deep(action: Callable[[], T]) -> T:
     """action on a deep stack, as the command line runs programs, in the caller's context (a
-    Session.stream's text receiver goes along)."""
+    Session.stream's text receiver goes along): in this thread when it has one (an async twin's,
+    api/async_api.py), else in a new one."""
     context = contextvars.copy_context()
+    if on_deep_stack():
+        return context.run(action)
     return run_with_deep_stack(lambda: context.run(action))

@@ -42,6 +42,7 @@ class BatchSettings(TypedDict, total=False):
     max_retries: int | None
     request_timeout: float | None
     cache: bool | None
+    stream: bool | None
     generation: Mapping[str, Any] | None
     mock_responses: _File | None
     record: _File | None

@@ -16,7 +16,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..handler.contract import TEXT_RECEIVER
+from ..handler.contract import TEXT_RECEIVER, TextPieces
 from ..lang.deepstack import raise_interrupt_in
 from .async_api import items_off_loop
 
@@ -29,9 +29,9 @@ __all__ = ["astream", "stream"]
 _END = object()  # the queue's last item: the call has ended (its outcome follows it)
 
 
-def _receiving(receive: Callable[[str, str], None], action: Callable[[], Any]) -> Any:
-    """action() with receive as the text receiver of the model calls it makes."""
-    token = TEXT_RECEIVER.set(receive)
+def _receiving(receive: Callable[[str], None], action: Callable[[], Any]) -> Any:
+    """action() with receive taking the text of the model calls it makes."""
+    token = TEXT_RECEIVER.set(lambda _label: TextPieces(receive))
     try:
         return action()
     finally:
@@ -49,7 +49,7 @@ def stream(session: Session, name: str, inputs: dict[str, Any]) -> Iterator[str 
         nonlocal finished
         try:
             try:
-                value, error = _receiving(lambda _label, text: items.put(text), call), None
+                value, error = _receiving(items.put, call), None
             except BaseException as exc:  # raised by the iterating thread
                 value, error = None, exc
             with lock:
@@ -83,7 +83,7 @@ def stream(session: Session, name: str, inputs: dict[str, Any]) -> Iterator[str 
 async def astream(session: Session, name: str, inputs: dict[str, Any]) -> AsyncIterator[str | TaskResult]:
     """stream's async twin: the pieces awaited off the event loop (see Session.astream)."""
     pieces = items_off_loop(
-        lambda put: _receiving(lambda _label, text: put(text), lambda: session.call(name, **inputs)),
+        lambda put: _receiving(put, lambda: session.call(name, **inputs)),
         then_result=True,  # the TaskResult, or what the call raised
     )
     try:

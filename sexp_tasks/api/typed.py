@@ -4,18 +4,20 @@
 The model's JSON Schema stands for the template's output format for this one call: a copy of
 the template (output type json with that schema; its native, strict and retries kept) runs
 through the Task System as the template would, so the schema goes as response_format where the
-model takes it, the answer is checked against it and repaired as the template's `retries` allow.
-A complete answer is then validated by the model class: `parsed` is a Model instance, or the
-result is FAILED naming the violations. The language side does not change.
+model takes it, the answer is checked against it and by the model class's own validators, and
+repaired as the template's `retries` allow (a validator's complaint is sent back as a schema
+violation is). A complete answer is then the model class's instance in `parsed`, or the result
+is FAILED naming the violations. The language side does not change.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ..errors import SettingsError
-from ..handler.pydantic_models import is_model_class, model_schema, validated
+from ..handler.pydantic_models import is_model_class, model_schema, validated, violations_of
 from ..lang.values import Procedure, Value
 from ..results import COMPLETE, FAILED, TaskError, TaskResult
 from ..tasks.task import Task
@@ -32,7 +34,13 @@ def typed_task(fn: Procedure, output_type: Any, name: str) -> Task:
             f"output_type: expected a pydantic model class (a BaseModel subclass), got {output_type!r}"
         )
     template = fn.template
-    out = replace(template.output_format, type="json", schema=None, json_schema=model_schema(output_type))
+    out = replace(
+        template.output_format,
+        type="json",
+        schema=None,
+        json_schema=model_schema(output_type),
+        validate=partial(violations_of, output_type),
+    )
     return Task(replace(template, output_format=out), fn.runner)
 
 

@@ -305,8 +305,10 @@ class RayExecutor:
                     again = dataclasses.replace(flight.job, resuming=True)
                     self._submit(pending, load, again, flight.attempt + 1, flight.started)
                     continue
-                outcome = self._failed(flight, f"the Ray worker running this row died ({_cause(err)})"
-                                       f" and again after {RETRIES} retry")
+                outcome = self._failed(
+                    flight,
+                    f"the Ray worker running this row died ({_cause(err)}) and again after {RETRIES} retry",
+                )
             except RayError as err:
                 outcome = self._failed(flight, f"the row failed on Ray: {_cause(err)}")
             yield outcome

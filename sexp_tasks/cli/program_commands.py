@@ -99,7 +99,13 @@ def run_file(args: argparse.Namespace, cwd: Path) -> int:
 def evaluate_expression(args: argparse.Namespace, cwd: Path) -> int:
     """`sexp eval EXPRESSION`: evaluate it (no run is recorded) and print its value, nil too."""
     settings = command_settings(cwd, given_settings(args))
-    return guarded(args, lambda: _run(args, settings, args.expression, None, print_nil=True))
+    started: list[Runtime] = []  # the runtime, so an interrupt can erase the answers it shows
+
+    def abandon() -> None:
+        if started:
+            started[0].abandon_run()
+
+    return guarded(args, lambda: _run(args, settings, args.expression, None, True, started), abandon)
 
 
 def _run(

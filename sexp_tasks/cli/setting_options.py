@@ -35,8 +35,8 @@ def add_setting_option(parser: argparse._ActionsContainer, name: str, help: str 
     text = row.help if help is None else help
     if list in row.types:
         parser.add_argument(row.flag, action="append", default=[], metavar=row.metavar, help=text)
-    elif bool in row.types:
-        parser.add_argument(row.flag, action="store_true", help=text)
+    elif bool in row.types:  # None when not given; given, the value its flag sets (--no-stream: False)
+        parser.add_argument(row.flag, action="store_const", const=row.flag_value, default=None, help=text)
     elif row.types[0] in (int, float):  # argparse reads the operand as the number
         parser.add_argument(row.flag, type=row.types[0], metavar=row.metavar, help=text)
     else:
@@ -45,10 +45,12 @@ def add_setting_option(parser: argparse._ActionsContainer, name: str, help: str 
 
 def given_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The settings the parsed command line's flags give, by setting name, for load_settings: a
-    flag the command has not, or was not given (None, False, no directory), is left out."""
+    flag the command has not, or was not given (None, no directory, a bool that is not what its
+    flag sets: a command's own `-q` holds False when not given), is left out."""
     given: dict[str, Any] = {}
     for row in SETTINGS:
         value = getattr(args, row.dest, None) if row.flag else None
-        if value is not None and value is not False and value != []:
-            given[row.name] = value
+        if value is None or value == [] or (isinstance(value, bool) and value is not row.flag_value):
+            continue
+        given[row.name] = value
     return given

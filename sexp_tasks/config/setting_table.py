@@ -51,6 +51,9 @@ class Setting:
     # The value as the setting holds it (a table checked key by key), or a UsageError naming it
     # by the second argument.
     convert: Callable[[Any, str], Any] | None = None
+    # What a bool setting's flag gives: True (`--cache`), or False for the `--no-X` flag of a
+    # setting that is on by default (`--no-stream`); `setting` derives it from the default.
+    flag_value: Any = True
     name: str = ""  # its Settings field's (SETTINGS sets it)
 
     @property
@@ -61,8 +64,12 @@ class Setting:
 
 def setting(default: Any, types: tuple[type, ...], flag: str | None = None, **row: Any) -> Any:
     """A Settings field with its row of the table: default (a callable makes each default, as
-    dict), then Setting's fields."""
+    dict), then Setting's fields. A bool setting's flag turns it from its default: `--X` sets a
+    setting off by default, `--no-X` unsets one on by default."""
     made = {"default_factory": default} if callable(default) else {"default": default}
+    if types == (bool,) and flag is not None:
+        row["flag_value"] = not default
+        assert flag.startswith("--no-") == (default is True), f"{flag}: a --no- flag turns off what is on"
     return field(**made, metadata={"setting": Setting(types, flag, **row)})
 
 
@@ -192,6 +199,12 @@ class Settings:
         (bool,),
         "--cache",
         help="answer a request asked before from the store's answer cache; keep each paid answer",
+    )
+    stream: bool = setting(
+        True,
+        (bool,),
+        "--no-stream",
+        help="do not show model answers on a terminal as they arrive, nor ask for streamed answers",
     )
     # sexp.toml's [generation] table: settings sent with every call, below a template's and a call's
     generation: Mapping[str, Any] = setting(dict, (dict,), convert=_generation, merge=merge_generation)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .cost import CostBudget
 from .model_request import ModelAnswer, ModelRequest
@@ -43,6 +43,10 @@ class OutputSpec:
     retries: int = field(default=0, repr=False)
     # SPEC §11.1: response_format's "strict"; None sends it when the schema can be strict
     strict: bool | None = field(default=None, repr=False)
+    # A check after the schema's (Session.call's output_type: the pydantic model's validators):
+    # the answer's violations, [] when none. Its violations are repaired as the schema's are.
+    # Out of the repr and comparisons: a function is no part of what keys a step.
+    validate: Callable[[Any], list[str]] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -113,15 +117,42 @@ class HandlerServices:
     python_tools: dict[str, PythonTool] = field(default_factory=dict)
     # Called just before a model call goes over the network (not a mock's, not a replayed one).
     before_sending: Callable[[], None] = field(default=lambda: None)
-    # When set, paid model calls are streamed and each piece of their text is given to it as it
-    # arrives, with the task's label (its template's name): on_text(label, text). None: nothing is
-    # streamed. Called in the thread reading the stream; a call sent again (a retry) streams again.
-    on_text: Callable[[str, str], None] | None = None
+    # When set, paid model calls are streamed: each request sent opens a TextStream with the
+    # task's label (its template's name), gets each piece of the answer's text as it arrives and
+    # is closed when the request ends, answered or not. None: nothing is streamed. A request sent
+    # again (a retry) opens a stream of its own.
+    open_stream: OpenStream | None = None
 
 
-# A per-call text receiver (Session.stream): while set in the context a model call runs in, that
-# call is streamed and its text goes here (on_text's form) instead of to HandlerServices.on_text.
+class TextStream(Protocol):
+    """Where the text of one streamed model request goes as it arrives (a display's line, a queue)."""
+
+    def write(self, text: str) -> None:
+        """Take the next piece of the answer's text; called in the thread reading the stream."""
+        ...
+
+    def close(self) -> None:
+        """The request has ended (answered, failed or interrupted): no more text comes."""
+        ...
+
+
+# Opens the TextStream of one streamed request, given the task's label.
+OpenStream = Callable[[str], TextStream]
+
+
+class TextPieces:
+    """A TextStream that hands each piece to receive and has nothing to do at its end."""
+
+    def __init__(self, receive: Callable[[str], None]) -> None:
+        self.write = receive
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+# A per-call stream opener (Session.stream): while set in the context a model call runs in, that
+# call is streamed and its streams are opened here instead of by HandlerServices.open_stream.
 # A context variable, not a field: the services are shared by every call of a run, and only the
 # calls made inside Session.stream (and the pmap branches they start, which copy the context)
 # may stream, each to its own receiver.
-TEXT_RECEIVER: ContextVar[Callable[[str, str], None] | None] = ContextVar("TEXT_RECEIVER", default=None)
+TEXT_RECEIVER: ContextVar[OpenStream | None] = ContextVar("TEXT_RECEIVER", default=None)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextvars
 import gc
-import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import cache, partial
 from typing import Any
 
@@ -23,6 +23,7 @@ from .loop_thread import background_loop
 from .model_info import model_map
 from .model_request import ModelAnswer, ModelRequest
 from .provider_errors import translate_error
+from .replay import MockReply
 from .responses import response_answer
 from .stream_reading import StreamLimits, StreamReader, StreamStopped, StreamWatch
 
@@ -41,17 +42,30 @@ _CALLBACK_LISTS = (
 )
 
 
-@dataclass
-class MockReply:
-    """A scripted answer for a mock/ model: content and tool calls ({"name", "arguments"})."""
-
-    content: str
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+_imported: dict[str, Any] = {}  # "module" once litellm is imported (or "error": why it could not be)
+_importing = threading.Lock()
 
 
-@cache
 def _litellm() -> Any:
     """litellm, imported on first use, offline-safe and quiet.
+
+    The import runs on a thread of its own, which callers wait for: an interrupt (Ctrl-C, a
+    cancelled acall: KeyboardInterrupt raised in the caller's thread) stops the wait, never the
+    import, which would leave a half-built litellm in sys.modules or the import lock held for
+    every other caller."""
+    if "module" not in _imported:
+        with _importing:
+            if not _imported:
+                threading.Thread(target=_import_litellm, name="litellm-import", daemon=True).start()
+        while not _imported:
+            time.sleep(0.005)  # a wait an interrupt can end
+    if "error" in _imported:
+        raise _imported["error"]
+    return _imported["module"]
+
+
+def _import_litellm() -> None:
+    """Import litellm into _imported.
 
     The import builds hundreds of thousands of long-lived objects. The cyclic collector is
     paused while it runs, and what exists then is frozen (gc.freeze) so no later collection
@@ -61,6 +75,9 @@ def _litellm() -> Any:
     gc.disable()
     try:
         import litellm
+    except BaseException as exc:  # raised by every caller
+        _imported["error"] = exc
+        return
     finally:
         gc.freeze()
         if collecting:
@@ -69,7 +86,7 @@ def _litellm() -> Any:
     litellm.suppress_debug_info = True
     if not os.environ.get("LITELLM_LOG"):  # sexp says what matters (a dropped setting ...), once
         logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
-    return litellm
+    _imported["module"] = litellm
 
 
 @cache
@@ -110,7 +127,7 @@ def complete(
         options["model"] = "openai/" + request.model.removeprefix("mock/")
         options["mock_response"] = mock.content
         if mock.tool_calls:  # litellm's mock streams text alone: an answer with tool calls comes whole
-            options["mock_tool_calls"] = _mock_tool_calls(mock.tool_calls)
+            options["mock_tool_calls"] = mock.openai_tool_calls()
             options.pop("stream", None)
             options.pop("stream_options", None)
     elif api_base:
@@ -226,19 +243,3 @@ async def _acomplete(litellm: Any, quiet: bool, options: dict[str, Any], stream:
         flag.set(True)
     response = await litellm.acompletion(**options)
     return response if stream is None else await stream.aread(response)
-
-
-def _mock_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Scripted {"name", "arguments"} calls in the OpenAI shape litellm's mock expects."""
-    shaped = []
-    for index, call in enumerate(calls, 1):
-        arguments = call.get("arguments", {})
-        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        shaped.append(
-            {
-                "id": f"call_mock_{index}",
-                "type": "function",
-                "function": {"name": call.get("name", ""), "arguments": text},
-            }
-        )
-    return shaped

@@ -7,8 +7,9 @@ not take are left out (said once); a refused response_format is sent again witho
 request: structured.send_with_schema_fallback); transient errors are retried (retries.Attempts).
 A recorded run journals every turn (`record_turn`), whatever its answer's source.
 
-A paid call is streamed when the services have an `on_text` hook (each piece of text goes to it
-as it arrives); its answer is journaled, kept, cached and recorded as an unstreamed one (the
+A paid call is streamed when the services can open a text stream (`open_stream`: each request
+sent opens one, gets each piece of text as it arrives, and is closed when the request ends); its
+answer is journaled, kept, cached and recorded as an unstreamed one (the
 fingerprint does not hold the stream flag), and a replay sends nothing, so streams nothing.
 
 A failed call ends the conversation: `CallFailed`, with its TaskError and the text a broken stream
@@ -20,19 +21,18 @@ and count in the notes. An unstreamed call is not stopped: its answer and usage 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from ..lang.values import well_formed
 from ..results import TaskError, round_cost
 from . import llm
-from .contract import TEXT_RECEIVER, HandlerConfig, HandlerServices, Sent
+from .contract import TEXT_RECEIVER, HandlerConfig, HandlerServices, OpenStream, Sent
 from .cost import call_reservation
-from .llm import MockReply
 from .model_info import known_output_limit
 from .model_request import ModelAnswer, ModelRequest
 from .provider_errors import ProviderError
+from .replay import MockReply
 from .retries import Attempts, Deadline, failure
 from .stream_reading import StreamLimits, StreamStopped
 from .structured import refusal_warning, send_with_schema_fallback
@@ -118,8 +118,8 @@ class ModelCaller:
 
     def _pay(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
         """The model's answer, its cost reserved before and settled after, whatever happens;
-        streamed when the services take the text as it arrives (on_text)."""
-        if self._text_hook() is not None:
+        streamed when a text stream can be opened for it (_stream_opener)."""
+        if self._stream_opener() is not None:
             request = request.streamed()
         request = self._drop_unsupported(request)
         reserved = self._reserve(request, prompt_tokens)
@@ -155,11 +155,21 @@ class ModelCaller:
         request: ModelRequest,
         num_retries: int,
     ) -> ModelAnswer:
-        """llm.complete's answer, sent again up to num_retries times when that may help."""
-        hook = self._text_hook()
-        on_text = partial(hook, self.template) if hook is not None and request.stream else None
-        complete = partial(llm.complete, mock=mock, on_text=on_text, limits=limits)
-        attempt = partial(complete, request, self.config.api_base)  # it takes the timeout
+        """llm.complete's answer, sent again up to num_retries times when that may help; a streamed
+        request's every attempt writes to a text stream of its own, closed when the attempt ends."""
+        opener = self._stream_opener() if request.stream else None
+
+        def attempt(timeout: float) -> ModelAnswer:
+            if opener is None:
+                return llm.complete(request, self.config.api_base, timeout, mock=mock, limits=limits)
+            stream = opener(self.template)
+            try:
+                return llm.complete(
+                    request, self.config.api_base, timeout, mock=mock, on_text=stream.write, limits=limits
+                )
+            finally:
+                stream.close()
+
         return attempts.send(attempt, num_retries, request.response_format is not None)
 
     def _limits(self, request: ModelRequest, prompt_tokens: int, reserved: float) -> StreamLimits | None:
@@ -183,11 +193,11 @@ class ModelCaller:
 
         return StreamLimits(most, name, cost, over_budget if budget.limit is not None else _fits)
 
-    def _text_hook(self) -> Callable[[str, str], None] | None:
-        """Where this call's text goes as it arrives: the receiver of the Session.stream it runs
-        in, else the services' on_text; None: the call is not streamed."""
+    def _stream_opener(self) -> OpenStream | None:
+        """What opens this call's text streams: the Session.stream it runs in, else the
+        services' open_stream; None: the call is not streamed."""
         receiver = TEXT_RECEIVER.get()
-        return receiver if receiver is not None else self.services.on_text
+        return receiver if receiver is not None else self.services.open_stream
 
     def _drop_unsupported(self, request: ModelRequest) -> ModelRequest:
         """request without what litellm says the provider does not take, said once (SPEC §10.2):

@@ -134,7 +134,10 @@ def check_json(content: str, spec: OutputSpec) -> tuple[Any, list[str] | None]:
     except RecursionError:
         return None, ["the output is not JSON that can be read: it is nested too deeply"]
     if spec.json_schema is not None:
-        return value, violations(value, spec.json_schema)
+        broken = violations(value, spec.json_schema)
+        if not broken and spec.validate is not None:
+            broken = spec.validate(value) or None
+        return value, broken
     if spec.schema and not _matches_kind(value, spec.schema):
         return value, [
             f"the output must be {_KIND_TEXT.get(spec.schema, spec.schema)}, not {type_name(value)}"

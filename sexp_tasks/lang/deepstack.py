@@ -61,6 +61,33 @@ def deep_recursion() -> Iterator[None]:
                 sys.setrecursionlimit(_host_limit)
 
 
+# Marks the threads start_deep_thread starts (on_deep_stack): a thread-local, so that it is read in
+# the thread itself, whatever its name.
+_marks = threading.local()
+
+
+def start_deep_thread(target: Callable[[], None], name: str) -> threading.Thread:
+    """A daemon thread running target with a large C stack (STACK_BYTES), started; in it,
+    on_deep_stack() is True."""
+
+    def marked() -> None:
+        _marks.deep = True
+        target()
+
+    previous = threading.stack_size(STACK_BYTES)
+    try:
+        thread = threading.Thread(target=marked, name=name, daemon=True)
+        thread.start()
+    finally:
+        threading.stack_size(previous)
+    return thread
+
+
+def on_deep_stack() -> bool:
+    """Whether this thread was started by start_deep_thread (it has a large C stack)."""
+    return bool(getattr(_marks, "deep", False))
+
+
 def run_with_deep_stack(fn: Callable[[], T], interrupt_grace: float = 2.0) -> T:
     """Run fn in a thread with a large C stack; re-raise what it raises, here.
 
@@ -75,12 +102,7 @@ def run_with_deep_stack(fn: Callable[[], T], interrupt_grace: float = 2.0) -> T:
         except BaseException as exc:  # handed to the calling thread, which reports it
             outcome["error"] = exc
 
-    previous = threading.stack_size(STACK_BYTES)
-    try:
-        worker = threading.Thread(target=target, name="sexp-main", daemon=True)
-        worker.start()
-    finally:
-        threading.stack_size(previous)
+    worker = start_deep_thread(target, "sexp-main")
     try:
         while worker.is_alive():
             worker.join(0.05)  # a timed join lets Ctrl-C reach this thread

@@ -143,6 +143,8 @@ class Session:
             return Printed(_echo(value))
         except KeyboardInterrupt:
             status = "interrupted"
+            if self.runtime.live is not None:  # a call left unwinding shows nothing under the prompt
+                self.runtime.live.drop_answers()
             return Failed(INTERRUPTED)
         except Exception as exc:  # the input's error, or a bug in sexp itself: say so, and go on
             return Failed(format_failure(exc, self.debug))

@@ -61,6 +61,7 @@ def make_handler_services(
         before_sending=lambda: warn_api_base_once(settings, lambda message: _notice(system.err, message)),
         ready_answer=ready_answer,  # the run --reuse names, then the cache (SPEC §11.2)
         keep_answer=keep_answer,
+        open_stream=system.open_stream,  # the terminal's live region, with the stream setting
     )
 
 

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import NameError_, Span
-from ..handler.python_tools import PythonTool
-from ..handler.tool_schema import TOOL_NAME, read_docstring
+from ..handler.docstrings import read_docstring
+from ..handler.python_tools import PythonTool, SchemaArguments
+from ..handler.tool_schema import TOOL_NAME
 from ..handler.tools import TOOL_SCHEMAS
 from ..lang.calls import Closure, apply_procedure
 from ..lang.printer import to_json_value
@@ -71,7 +72,7 @@ def procedure_tool(name: str, procedure: Closure) -> PythonTool:
     if summary:
         function["description"] = summary
     function["parameters"] = {"type": "object", "properties": properties, "required": list(params.required)}
-    return PythonTool(name, _caller(procedure), {"type": "function", "function": function}, False)
+    return PythonTool(name, _caller(procedure), SchemaArguments({"type": "function", "function": function}))
 
 
 def _caller(procedure: Closure) -> Callable[..., Any]:

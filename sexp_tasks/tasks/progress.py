@@ -4,8 +4,9 @@
         ...
         bar.advance()
 
-The bar is redrawn in place with a carriage return at most ten times a second, from any
-thread, and erased when the work ends, so what the program prints is all that stays on the
+The bar is redrawn in place at most ten times a second, from any thread, on a line of the
+stream's live region (live_region.py: bars of nested work and streamed answers take lines of
+their own), and erased when the work ends, so what the program prints is all that stays on the
 screen. Piped, redirected or with --quiet, the reporter writes nothing at all.
 """
 
@@ -18,12 +19,15 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
+from .live_region import is_terminal, live_region
+
 BAR_WIDTH = 30
 INTERVAL = 0.1  # seconds between redraws
 
 
 class Progress:
-    """Counts finished units of `total` and shows them as a bar on stream, when enabled."""
+    """Counts finished units of `total` and shows them as a bar on stream, when enabled: a line of
+    stream's live region (live_region.py), which it shares with other bars and streamed answers."""
 
     def __init__(
         self,
@@ -42,13 +46,14 @@ class Progress:
         self._interval = interval
         self._clock = clock
         self._last_draw: float | None = None
-        self._shown = 0  # the width of the bar on screen, 0 when none is
         self._lock = threading.Lock()
 
     def start(self) -> Progress:
         """Draw the empty bar; returns self."""
         with self._lock:
-            self._draw()
+            if self.enabled:
+                self._last_draw = self._clock()
+                live_region(self.stream).add(self)
         return self
 
     def advance(self, units: int = 1) -> None:
@@ -56,15 +61,15 @@ class Progress:
         with self._lock:
             self.done += units
             now = self._clock()
-            if self._last_draw is None or now - self._last_draw >= self._interval:
-                self._draw()
+            if self.enabled and (self._last_draw is None or now - self._last_draw >= self._interval):
+                self._last_draw = now
+                live_region(self.stream).draw()
 
     def finish(self) -> None:
-        """Erase the bar, leaving the cursor where the bar began."""
+        """Erase the bar (its line leaves the region)."""
         with self._lock:
-            if self._shown:
-                self._write("\r" + " " * self._shown + "\r")
-                self._shown = 0
+            if self.enabled:
+                live_region(self.stream).remove(self)
             self.enabled = False
 
     def line(self) -> str:
@@ -75,21 +80,6 @@ class Progress:
             return f"{self.label} {count}"
         filled = width * min(self.done, self.total) // max(self.total, 1)
         return f"{self.label} [{'#' * filled}{'-' * (width - filled)}] {count}"
-
-    def _draw(self) -> None:
-        if not self.enabled:
-            return
-        self._last_draw = self._clock()
-        text = self.line()
-        self._write("\r" + text.ljust(self._shown))  # spaces, not escapes: any terminal erases so
-        self._shown = len(text)
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (OSError, ValueError):  # a closed or broken terminal: stop drawing, never fail the work
-            self.enabled = False
 
     def __enter__(self) -> Progress:
         return self.start()
@@ -103,14 +93,6 @@ class Progress:
 def progress(stream: TextIO, quiet: bool, label: str, total: int) -> Progress:
     """A reporter on stream (the runtime's stderr), drawing only on a terminal and when not quiet."""
     return Progress(label, total, stream, not quiet and is_terminal(stream))
-
-
-def is_terminal(stream: TextIO) -> bool:
-    """Whether stream is an interactive terminal (False for pipes, files and StringIO)."""
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def _columns(stream: TextIO) -> int:

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from ..config import Settings
 from ..errors import NoModelError, SexpError
 from ..generation import merge_generation
-from ..handler.contract import HandlerConfig, HandlerServices, OutputSpec, TaskPrompt
+from ..handler.contract import HandlerConfig, HandlerServices, OpenStream, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
 from ..handler.model_request import ModelAnswer, ModelRequest
@@ -73,12 +73,16 @@ class TaskSystem:
         *,
         library: TaskLibrary | None = None,
         memory_query: MemoryQuery | None = None,
+        open_stream: OpenStream | None = None,
     ) -> None:
         """err: the runtime's standard error, where ask_user asks and loops draw their progress;
         library: the templates (a batch row's copy of the batch's; default: none loaded yet);
-        memory_query: the Memory System, for fresh context."""
+        memory_query: the Memory System, for fresh context; open_stream: where the answers of
+        model calls are shown as they arrive (the terminal's live region), None: calls are not
+        streamed."""
         self.settings = settings
         self.err = err or sys.stderr
+        self.open_stream = open_stream
         self.library = library if library is not None else TaskLibrary(warn)
         self._tasks: dict[str, Task] = {}
         self._services: tuple[Run, Any] | None = None  # the HandlerServices of the last run asked
@@ -257,6 +261,7 @@ class TaskSystem:
                 out.native,
                 out.retries,
                 out.strict,
+                out.validate,
             ),
             model=model,
         )

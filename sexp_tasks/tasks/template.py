@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,9 @@ class OutputFormat:
     retries: int = 0  # repair messages after an answer that fails the format
     # response_format's "strict" (SPEC §11.1): None sends it when the schema can be strict
     strict: bool | None = None
+    # A check after the schema's, its violations repaired as the schema's are: a pydantic model's
+    # validators, for one Session.call's output_type (api/typed.py); never from a template's XML.
+    validate: Callable[[Any], list[str]] | None = field(default=None, repr=False, compare=False)
 
     def options(self) -> str:
         """`, native always, strict true, retries 2` for the settings not at their defaults; else ``."""
