@@ -25,11 +25,17 @@ class LoopThread:
 
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         try:
-            return future.result()
+            while True:  # a timed wait: an interrupt raised in this thread (the REPL's Ctrl-C) is seen
+                try:
+                    return future.result(timeout=_INTERRUPT_POLL)
+                except TimeoutError:
+                    continue
         except BaseException:
             future.cancel()  # an interrupted caller leaves no request running behind it
             raise
 
+
+_INTERRUPT_POLL = 0.05  # seconds: how soon a caller waiting on the loop sees an interrupt
 
 # The one loop of this process (an HTTP session pool belongs to one loop); a forked child makes its own.
 _loops: list[LoopThread] = []
