@@ -9,7 +9,7 @@ with a delay between two, so a stopped stream is seen to stop before its end.
 
 from __future__ import annotations
 
-import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,27 +39,16 @@ def server(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
 
 
 class Heard:
-    """A text hook keeping every piece of text it was given."""
+    """A text stream keeping every piece of text it was given (all requests' streams are one)."""
 
     def __init__(self) -> None:
         self.pieces: list[str] = []
-
-    def __call__(self, label: str, text: str) -> None:
-        self.pieces.append(text)
 
     def write(self, text: str) -> None:
         self.pieces.append(text)
 
     def close(self) -> None:
         pass
-
-
-def hooked(heard: Heard, **services: Any) -> HandlerServices:
-    """Services streaming every call's text to heard: through on_text, or open_stream where the
-    services open a stream per request instead (the live display's form)."""
-    if "open_stream" in {field.name for field in dataclasses.fields(HandlerServices)}:
-        return HandlerServices(open_stream=lambda label: heard, **services)  # type: ignore[call-arg,unused-ignore]
-    return HandlerServices(on_text=heard, **services)
 
 
 def slow_reply(chunk_delay: float = 0.02) -> Scripted:
@@ -72,7 +61,7 @@ def streamed(
 ) -> tuple[TaskResult, Heard]:
     """The result of prompt, streamed, under budget, and what its hook heard."""
     heard = Heard()
-    services = hooked(heard, budget=budget or CostBudget())
+    services = HandlerServices(open_stream=lambda label: heard, budget=budget or CostBudget())
     options = {"api_base": server.base_url, "num_retries": 0, "timeout": scaled(20.0), **config}
     return Handler(HandlerConfig(**options), services).run(prompt), heard
 
@@ -240,9 +229,13 @@ def test_sexp_run_with_max_cost_shows_the_failed_line(workspace: Path, server: L
     )
     child.expect(pexpect.EOF, timeout=scaled(60))
     output = child.before
-    if not server.requests[-1].body.get("stream"):
-        pytest.skip("`sexp run` on a terminal does not stream on this branch yet (the display's work)")
-    assert "RESOURCE_EXHAUSTION cost" in output and "its stream was stopped" in output
+    assert server.requests[-1].body["stream"] is True
+    assert "#<TaskResult FAILED" in output
+    assert "error: RESOURCE_EXHAUSTION cost: the run has spent $0.00 of its $" in output
+    assert "its stream was stopped" in output
+    # the run's summary counts what the stopped stream gave: its tokens and its cost
+    summary = re.search(r"run: \w+ 1 model calls, (\d+) tokens, \$([\d.]+)", output)
+    assert summary is not None and int(summary[1]) > 0 and float(summary[2]) >= limit
     stopped_early(server.requests[-1])
 
 
