@@ -11,7 +11,7 @@
                    a Runtime for the file, then `run_recorded` (a recorded run: the run store, the
                    journal) on a deep stack, streaming on: each piece of text goes to the call's
                    text receiver (handler/contract.py TEXT_RECEIVER), the hook where a display
-                   takes the text (model_call's `_text_hook`: the receiver, else services.on_text)
+                   takes the text (model_call's `_stream_opener`: the receiver, else services.open_stream)
      bare litellm  litellm.completion(stream=True) with the messages and stream_options the sexp
                    run sent, its chunks read in a loop
    The origin is the moment the request reached the server (the server stamps each request it
@@ -67,7 +67,7 @@ from llm_server import LLMServer, Scripted  # noqa: E402  (tests/ and bench/ are
 from pmap import Loop, start_server  # noqa: E402
 
 from sexp_tasks.config import Settings  # noqa: E402
-from sexp_tasks.handler.contract import TEXT_RECEIVER  # noqa: E402
+from sexp_tasks.handler.contract import TEXT_RECEIVER, TextPieces  # noqa: E402
 from sexp_tasks.handler.llm import _litellm  # noqa: E402
 from sexp_tasks.lang.deepstack import run_with_deep_stack  # noqa: E402
 from sexp_tasks.runtime import Runtime  # noqa: E402
@@ -102,7 +102,7 @@ def sexp_run(server: LLMServer, workspace: Path, program: Path) -> tuple[Timing,
     text = program.read_text(encoding="utf-8")
 
     def run() -> Any:
-        token = TEXT_RECEIVER.set(lambda _label, piece: timing.piece(piece))
+        token = TEXT_RECEIVER.set(lambda _label: TextPieces(timing.piece))
         try:
             return runtime.run_recorded(program, text, {})
         finally:

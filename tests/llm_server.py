@@ -3,7 +3,9 @@
 A request with `"stream": true` is answered as OpenAI streams: `text/event-stream` chunks
 (`data: {chat.completion.chunk}` lines, the usage in a last chunk when `stream_options.include_usage`
 asks for it, then `data: [DONE]`), the first after the reply's `delay`, each next after its
-`chunk_delay`; a reply with `drop_after=N` breaks the connection after N chunks."""
+`chunk_delay`; a reply with `drop_after=N` breaks the connection after N chunks. Each recorded
+request notes how many of its stream's events were written (`events_sent`) and whether the client
+closed the connection before the stream's end (`client_left`)."""
 
 from __future__ import annotations
 
@@ -61,6 +63,8 @@ class Recorded:
     headers: dict[str, str]
     body: dict[str, Any]
     arrived: float = field(default_factory=time.perf_counter, compare=False)
+    events_sent: int = 0  # a streamed reply's events written (its chunks, then [DONE])
+    client_left: bool = False  # the client closed the connection before the stream's end
 
     def __post_init__(self) -> None:
         self.headers = {name.lower(): value for name, value in self.headers.items()}
@@ -125,8 +129,9 @@ class LLMServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                recorded = Recorded(self.path, dict(self.headers), body)
                 with server._lock:
-                    server.requests.append(Recorded(self.path, dict(self.headers), body))
+                    server.requests.append(recorded)
                     count = len(server.requests)
                 if server.on_request is not None:
                     server.on_request(count)
@@ -155,11 +160,11 @@ class LLMServer:
                     }
                     self._send(reply.status, {"error": error})
                 elif body.get("stream"):
-                    self._stream(reply, body)
+                    self._stream(reply, body, recorded)
                 else:
                     self._send(200, _completion(reply, body.get("model", "test-model")))
 
-            def _stream(self, reply: Scripted, body: dict[str, Any]) -> None:
+            def _stream(self, reply: Scripted, body: dict[str, Any], recorded: Recorded) -> None:
                 """The reply as server-sent events, in HTTP/1.1 chunks: a connection broken before
                 the last chunk is an incomplete body the client sees as an error."""
                 options = body.get("stream_options") or {}
@@ -182,9 +187,11 @@ class LLMServer:
                             time.sleep(reply.chunk_delay)
                         event = f"data: {chunk}\n\n".encode()
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                        self.wfile.flush()
+                        recorded.events_sent = sent + 1
                     self.wfile.write(b"0\r\n\r\n")
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a cancelled stream)
+                    recorded.client_left = True  # the client gave up (a cancelled or stopped stream)
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

@@ -35,7 +35,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=True,
     ),
     "asyncio": Lazy(
-        ("sexp_tasks.handler.llm", "sexp_tasks.handler.python_tools"),
+        ("sexp_tasks.handler.loop_thread", "sexp_tasks.handler.python_tools"),
         "litellm's async transport, for a model call, or an async Python tool: 15 ms",
         program=True,
     ),

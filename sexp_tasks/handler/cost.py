@@ -6,7 +6,9 @@ ends, its reservation is replaced by what it really cost (released when it faile
 reservation does not fit beside those in flight waits for them to settle; a call alone is sent when
 its likely cost (output at max_tokens, else at the largest output the run has seen) fits, as
 before, and refused when it does not. So calls sent together never pass the budget, and the run
-passes it by at most what one call alone costs beyond its likely cost: one call's worth.
+passes it by at most what one call alone costs beyond its likely cost: one call's worth. A streamed
+call is watched as it arrives (stream_reading.py): it is stopped once its cost so far would pass
+the budget beside what is spent and the other calls hold (`overrun`), and settles with that cost.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 from ..results import TaskError
 from . import llm
+from .model_info import output_limit
 from .model_request import ModelAnswer
 
 WAIT_STEP = 0.1  # seconds between checks while a call waits for reservations to settle (Ctrl-C gets in)
@@ -114,12 +117,25 @@ class CostBudget:
         tokens = made.tokens + answer.prompt_tokens + answer.completion_tokens
         self._made = Spending(made.calls + 1, tokens, made.cost_usd + answer.cost_usd)
 
+    def overrun(self, reserved: float, cost: float) -> TaskError | None:
+        """The error stopping a streamed call (handler/stream_reading.py) whose cost so far would
+        take the run over its budget — what is spent, plus the other calls' reservations (all but
+        this call's `reserved`), plus cost — else None."""
+        with self._lock:
+            spent, limit = self._spent, self.limit
+            others = max(0.0, self._reserved - reserved) if self._in_flight > 1 else 0.0
+        if limit is None or spent + others + cost <= limit:
+            return None
+        message = _spending(spent, others, limit)
+        message += f"this call's answer, at {format_cost(cost)} so far, would pass it: its stream was stopped"
+        metrics = {"spent_usd": spent, "reserved_usd": others, "cost_usd": cost, "max_cost_usd": limit}
+        return TaskError("RESOURCE_EXHAUSTION", message, resource="cost", metrics=metrics)
+
     def _refused(self, estimate: float) -> TaskError | None:
         spent, reserved, limit = self._spent, self._reserved, self.limit
         if limit is None or (spent < limit and spent + reserved + estimate <= limit):
             return None
-        held = f" and holds {format_cost(reserved)} for calls in flight" if reserved else ""
-        message = f"the run has spent {format_cost(spent)}{held} of its {format_cost(limit)} budget; "
+        message = _spending(spent, reserved, limit)
         if spent >= limit:
             message += "no more model calls"
         else:
@@ -131,6 +147,12 @@ class CostBudget:
             "max_cost_usd": limit,
         }
         return TaskError("RESOURCE_EXHAUSTION", message, resource="cost", metrics=metrics)
+
+
+def _spending(spent: float, reserved: float, limit: float) -> str:
+    """The head of a budget's refusal: what the run has spent and holds, of its budget."""
+    held = f" and holds {format_cost(reserved)} for calls in flight" if reserved else ""
+    return f"the run has spent {format_cost(spent)}{held} of its {format_cost(limit)} budget; "
 
 
 def format_cost(usd: float | None) -> str:
@@ -154,5 +176,5 @@ def call_reservation(
     if budget.limit is None:
         return 0.0, 0.0
     estimate = llm.estimate_cost(model, prompt_tokens, max_tokens or budget.largest_output)
-    most = max_tokens or max(budget.largest_output, llm.output_limit(model))
+    most = max_tokens or max(budget.largest_output, output_limit(model))
     return estimate, llm.estimate_cost(model, prompt_tokens, most)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..results import COMPLETE, FAILED, TaskError, TaskResult
-from . import llm, tokens
+from . import tokens
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
 from .messages import assistant_message, first_messages
 from .model_call import CallFailed, ModelCaller
+from .model_info import input_window
 from .model_request import ModelAnswer, ModelRequest
 from .output import notes_cut_warning, read_answer
 from .retries import Deadline, failure
@@ -64,7 +65,7 @@ class Handler:
         in_output = not prompt.output.disable_reparsing and not bare  # answers come inside <output>
         deadline = None if self.config.time_limit is None else Deadline.after(self.config.time_limit)
         caller = ModelCaller(self.config, self.services, prompt.template, in_output, self.warnings, deadline)
-        self.context_limit = int(self.config.max_context_window_fraction * llm.input_window(prompt.model))
+        self.context_limit = int(self.config.max_context_window_fraction * input_window(prompt.model))
         messages = self.messages(prompt, bare)
         turns = 0
         try:

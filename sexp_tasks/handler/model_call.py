@@ -13,7 +13,10 @@ answer is journaled, kept, cached and recorded as an unstreamed one (the
 fingerprint does not hold the stream flag), and a replay sends nothing, so streams nothing.
 
 A failed call ends the conversation: `CallFailed`, with its TaskError and the text a broken stream
-gave (`partial`); the Handler makes it a FAILED result with the partial answer it has.
+gave (`partial`); the Handler makes it a FAILED result with the partial answer it has. A stream
+stopped at its limits (stream_reading.py: its max_tokens, the model's output limit, the run's
+budget) fails so too, and what it gave is paid for: its tokens and cost settle the reservation
+and count in the notes. An unstreamed call is not stopped: its answer and usage arrive whole.
 """
 
 from __future__ import annotations
@@ -21,14 +24,17 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from ..lang.values import well_formed
 from ..results import TaskError, round_cost
 from . import llm
 from .contract import TEXT_RECEIVER, HandlerConfig, HandlerServices, OpenStream, Sent
 from .cost import call_reservation
-from .llm import MockReply
+from .model_info import known_output_limit
 from .model_request import ModelAnswer, ModelRequest
 from .provider_errors import ProviderError
+from .replay import MockReply
 from .retries import Attempts, Deadline, failure
+from .stream_reading import StreamLimits, StreamStopped
 from .structured import refusal_warning, send_with_schema_fallback
 
 
@@ -121,22 +127,33 @@ class ModelCaller:
         attempts = Attempts(self.config, self.deadline)
         try:  # from here on, the reservation is settled whatever happens (a mock script's error too)
             mock = None
+            limits = None
             if request.model.startswith("mock/"):
                 mock = self.services.mock.next(self.template, self.in_output_section)
             else:
                 self.services.before_sending()  # the api_base warning, once (SPEC §10.1)
-            send = partial(self._send, attempts, mock)
+                limits = self._limits(request, prompt_tokens, reserved) if request.stream else None
+            send = partial(self._send, attempts, mock, limits)
             config = self.config
             answer, sent = send_with_schema_fallback(request, config.api_base, config.num_retries, send)
         except ProviderError as err:
             raise CallFailed(failure(err, request.model, len(attempts.retries)), err.partial) from None
+        except StreamStopped as stop:  # what it gave is paid for: counted, and settled below
+            answer = stopped_answer(stop, request.model, prompt_tokens)
+            self.answers.append(answer)
+            raise CallFailed(stop.error, stop.text) from None
         finally:
             self.services.budget.settle(reserved, answer)  # the real cost replaces the estimate
             self.retries += [{"turn": turn, **retry} for retry in attempts.retries]
         return answer, sent
 
     def _send(
-        self, attempts: Attempts, mock: MockReply | None, request: ModelRequest, num_retries: int
+        self,
+        attempts: Attempts,
+        mock: MockReply | None,
+        limits: StreamLimits | None,
+        request: ModelRequest,
+        num_retries: int,
     ) -> ModelAnswer:
         """llm.complete's answer, sent again up to num_retries times when that may help; a streamed
         request's every attempt writes to a text stream of its own, closed when the attempt ends."""
@@ -144,14 +161,37 @@ class ModelCaller:
 
         def attempt(timeout: float) -> ModelAnswer:
             if opener is None:
-                return llm.complete(request, self.config.api_base, timeout, mock=mock)
+                return llm.complete(request, self.config.api_base, timeout, mock=mock, limits=limits)
             stream = opener(self.template)
             try:
-                return llm.complete(request, self.config.api_base, timeout, mock=mock, on_text=stream.write)
+                return llm.complete(
+                    request, self.config.api_base, timeout, mock=mock, on_text=stream.write, limits=limits
+                )
             finally:
                 stream.close()
 
         return attempts.send(attempt, num_retries, request.response_format is not None)
+
+    def _limits(self, request: ModelRequest, prompt_tokens: int, reserved: float) -> StreamLimits | None:
+        """What a streamed call may take (stream_reading.py): its max_tokens, else the model's output
+        limit when litellm knows it; and, under a budget, what the run has left beside the other
+        calls' reservations. None when neither holds (nothing is watched)."""
+        model, budget = request.model, self.services.budget
+        max_tokens = request.generation.get("max_tokens")
+        most = max_tokens if isinstance(max_tokens, int) else known_output_limit(model)
+        if most is None and budget.limit is None:
+            return None
+        name = "max_tokens" if isinstance(max_tokens, int) else "the model's output limit"
+        prompt_cost = llm.estimate_cost(model, prompt_tokens, 0)
+        token_price = llm.estimate_cost(model, 0, 1000) / 1000
+
+        def over_budget(cost: float) -> TaskError | None:
+            return budget.overrun(reserved, cost)
+
+        def cost(tokens: int) -> float:
+            return prompt_cost + tokens * token_price
+
+        return StreamLimits(most, name, cost, over_budget if budget.limit is not None else _fits)
 
     def _stream_opener(self) -> OpenStream | None:
         """What opens this call's text streams: the Session.stream it runs in, else the
@@ -188,3 +228,22 @@ class ModelCaller:
     def _warn(self, warning: str) -> None:
         if warning not in self.warnings:
             self.warnings.append(warning)
+
+
+def _fits(cost: float) -> None:
+    """No budget: any cost fits."""
+    return None
+
+
+def stopped_answer(stop: StreamStopped, model: str, prompt_tokens: int) -> ModelAnswer:
+    """The answer a stopped stream gave, as far as it went: its text, its prompt (as counted before
+    sending) and the output tokens and cost counted as it arrived. No finish reason: it did not end."""
+    return ModelAnswer(
+        text=well_formed(stop.text),
+        finish_reason=None,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=stop.output_tokens,
+        cost_usd=round_cost(stop.cost_usd),
+        latency_ms=stop.latency_ms,
+        model=model,
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +13,25 @@ from ..errors import ServiceError, UsageError
 from ..lang.suggest import did_you_mean
 from ..redact import scrub
 from ..run_context import ProgramOrder
-from .llm import MockReply
 from .model_request import ModelAnswer, ModelRequest
+
+
+@dataclass
+class MockReply:
+    """A scripted answer for a mock/ model: content and tool calls ({"name", "arguments"})."""
+
+    content: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def openai_tool_calls(self) -> list[dict[str, Any]]:
+        """The tool calls in the OpenAI shape litellm's mock expects."""
+        shaped = []
+        for index, call in enumerate(self.tool_calls, 1):
+            arguments = call.get("arguments", {})
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            function = {"name": call.get("name", ""), "arguments": text}
+            shaped.append({"id": f"call_mock_{index}", "type": "function", "function": function})
+        return shaped
 
 
 class MockScript:

@@ -24,6 +24,12 @@ def _encoding() -> Any:
 @lru_cache(maxsize=4096)
 def count_text(text: str) -> int:
     """The number of tokens in text (cached: a run sends the same system prompts again and again)."""
+    return count_output(text)
+
+
+def count_output(text: str) -> int:
+    """The number of tokens in text, not cached (a streamed answer's pieces: each is seen once, and
+    would push the prompts out of count_text's cache)."""
     return len(_encoding().encode(text, disallowed_special=()))
 
 
