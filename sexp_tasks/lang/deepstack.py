@@ -133,9 +133,12 @@ def _interrupt(worker: threading.Thread, outcome: dict[str, object], grace: floa
 def raise_interrupt_in(thread: threading.Thread) -> None:
     """Raise KeyboardInterrupt in thread, as Ctrl-C does in the main thread: it sees it at its
     next Python instruction (a wait on a script wakes every 0.1 s to let it, SPEC §10.1). Not
-    guarded by is_alive(): that can be False for a thread still running (see _interrupt)."""
+    guarded by is_alive(): that can be False for a thread still running (see _interrupt); but a
+    thread that has ended is skipped, as its ident may already be another thread's (an OS thread
+    id is reused at once), which would get the interrupt instead: threading.enumerate() lists a
+    thread until its very end, and the thread object, not the ident, is compared."""
     import ctypes  # lazy: ~1.5 ms of start-up, and only an interrupted run needs it
 
-    if thread.ident is not None:
+    if thread.ident is not None and any(running is thread for running in threading.enumerate()):
         ident, interrupt = ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt)
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, interrupt)
