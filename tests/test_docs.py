@@ -157,7 +157,7 @@ def console_commands(block: Block) -> list[Command]:
         command = line[2:]
         while command.endswith("\\") and index + 1 < len(lines):
             index += 1
-            command = command[:-1] + "\n" + lines[index]  # bash reads the continuation as the shell would
+            command = command + "\n" + lines[index]  # backslash-newline: bash goes on, as a shell would
         index += 1
         expected: list[str] = []
         while index < len(lines) and not lines[index].startswith("$ "):
@@ -176,7 +176,7 @@ def shell_commands(block: Block) -> list[Command]:
             continue
         pending += line
         if pending.endswith("\\"):
-            pending = pending[:-1] + "\n"
+            pending += "\n"  # backslash-newline: bash goes on with the next line
             continue
         commands.append(Command(block.line + 1 + offset, pending, []))
         pending = ""
