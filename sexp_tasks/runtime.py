@@ -52,10 +52,13 @@ class Runtime(TaskServices):
         load_templates: bool = True,
         program: Path | None = None,
         library: TaskLibrary | None = None,
+        show_answers: bool = False,
     ) -> None:
         """program: the file the session runs or checks, whose own tasks/ directory is loaded too;
         library: templates already loaded (a batch's), of which the session gets a copy of its own
-        to add to (defatom), instead of none yet."""
+        to add to (defatom), instead of none yet; show_answers: draw model answers as they arrive
+        (with the stream setting, on a terminal): the command line's and the REPL's display, not
+        the Python API's, whose program owns its terminal and prints there itself."""
         self.settings = settings or Settings()
         self.out = out or sys.stdout
         self.err = err or sys.stderr
@@ -67,7 +70,7 @@ class Runtime(TaskServices):
         # no terminal, or quiet); answers stream there with the stream setting (SPEC §11.3).
         shown = is_terminal(self.err) and not self.settings.quiet
         self.live: LiveRegion | None = live_region(self.err) if shown else None
-        streams = self.live.open if self.live is not None and self.settings.stream else None
+        streams = self.live.open if self.live is not None and show_answers and self.settings.stream else None
         own = library.copy(self.warn) if library is not None else None
         self.tasks = TaskSystem(
             self.settings,

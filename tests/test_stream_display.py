@@ -229,7 +229,7 @@ def test_the_runtime_streams_to_its_region_only_on_a_terminal_with_stream_on_and
     workspace: Path, settings: dict[str, Any], terminal: bool, shown: bool
 ) -> None:
     err = Terminal() if terminal else io.StringIO()
-    runtime = Runtime(Settings(workspace=str(workspace), **settings), err=err)
+    runtime = Runtime(Settings(workspace=str(workspace), **settings), err=err, show_answers=True)
     assert (runtime.tasks.open_stream is not None) == shown
 
 

@@ -76,5 +76,6 @@ def settings_doc(indent: str = "    ") -> str:
         row = SETTING_ROWS[name]
         kinds = " or ".join("path" if kind is os.PathLike else kind.__name__ for kind in row.types)
         kinds = "a directory, or a list of them" if list in row.types else kinds
-        lines.append(f"{indent}    {name} ({kinds}){': ' + row.help if row.help else ''}")
+        about = row.about or row.help
+        lines.append(f"{indent}    {name} ({kinds}){': ' + about if about else ''}")
     return "\n".join(lines)

@@ -119,7 +119,7 @@ def _run(
     from ..runtime import Runtime  # lazy: --help starts without the language (cli/startup.py)
 
     # With --json, stdout holds the one JSON document; what the program prints goes to stderr.
-    runtime = Runtime(settings, out=sys.stderr if args.json else None, program=path)
+    runtime = Runtime(settings, out=sys.stderr if args.json else None, program=path, show_answers=True)
     forms = runtime.compiler.forms  # the special forms --set cannot bind
     bindings = parse_bindings(args.set, True, forms) + parse_bindings(args.set_str, False, forms)
     if started is not None:

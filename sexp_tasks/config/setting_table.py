@@ -35,6 +35,9 @@ class Setting:
     flag: str | None = None  # its command-line option (argparse reads its operand as types[0])
     metavar: str | None = None  # the flag's operand, as --help shows it
     help: str = ""  # the flag's help text
+    # What the setting is, where that is not what its flag does (a `--no-X` flag turns it off):
+    # help(sexp_tasks.run) shows it; "" shows help.
+    about: str = ""
     common: bool = True  # add_setting_options declares the flag (False: each command its own, as -q)
     env: str | None = None  # its environment variable (a list's items joined by os.pathsep)
     toml: bool = True  # a key of sexp.toml
@@ -205,6 +208,7 @@ class Settings:
         (bool,),
         "--no-stream",
         help="do not show model answers on a terminal as they arrive, nor ask for streamed answers",
+        about="sexp run, eval and the REPL show model answers on a terminal as they arrive (not a Session)",
     )
     # sexp.toml's [generation] table: settings sent with every call, below a template's and a call's
     generation: Mapping[str, Any] = setting(dict, (dict,), convert=_generation, merge=merge_generation)

@@ -64,7 +64,7 @@ class Session:
     # Lifecycle ------------------------------------------------------------------------------
     def _new_runtime(self) -> Runtime:
         """A fresh Runtime; templates that fail to load are reported and left out (SPEC §9)."""
-        runtime = Runtime(self.settings, out=self.out, err=self.err, load_templates=False)
+        runtime = Runtime(self.settings, out=self.out, err=self.err, load_templates=False, show_answers=True)
         self.startup_messages = [format_error(e) for e in runtime.tasks.load_templates(strict=False)]
         self.user_names: list[str] = []  # globals the user's inputs defined, in order
         return runtime

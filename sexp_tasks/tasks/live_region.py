@@ -198,8 +198,9 @@ class LiveRegion:
         shown = self._shown
         up = f"\x1b[{len(shown) - 1}A\r" if len(shown) > 1 else "\r"
         if len(shown) <= 1 and len(lines) <= 1:
-            width = len(shown[0]) if shown else 0
-            text = up + (lines[0].ljust(width) if lines else " " * width + "\r")
+            width = _cells(shown[0]) if shown else 0  # columns, not characters: a wide one takes two
+            padding = " " * max(0, width - _cells(lines[0])) if lines else ""
+            text = up + (lines[0] + padding if lines else " " * width + "\r")
         else:
             text = up + "\x1b[J" + "\n".join(lines)
         self._shown = list(lines)
