@@ -186,7 +186,8 @@ def test_the_models_output_limit_holds_when_no_max_tokens_is_set() -> None:
     error = stopped.value.error
     assert (error.resource, error.metrics["max_tokens"]) == ("output", 16)
     assert "passed the model's output limit (16 tokens)" in error.message
-    assert 16 < stopped.value.output_tokens <= 16 + 4 + 2  # its slack, and the last piece
+    # counted roughly (no model counter): stopped once surely over, past (16 + 4) * 1.25
+    assert 25 < stopped.value.output_tokens <= 25 + 3  # and the last piece
 
 
 def test_a_watch_counts_text_split_in_pieces_as_the_whole_text() -> None:

@@ -36,6 +36,7 @@ from .replay import MockReply
 from .retries import Attempts, Deadline, failure
 from .stream_reading import StreamLimits, StreamStopped
 from .structured import refusal_warning, send_with_schema_fallback
+from .tokens import model_counter
 
 
 class CallFailed(Exception):
@@ -191,7 +192,8 @@ class ModelCaller:
         def cost(tokens: int) -> float:
             return prompt_cost + tokens * token_price
 
-        return StreamLimits(most, name, cost, over_budget if budget.limit is not None else _fits)
+        watched = over_budget if budget.limit is not None else _fits
+        return StreamLimits(most, name, cost, watched, model_counter(model))
 
     def _stream_opener(self) -> OpenStream | None:
         """What opens this call's text streams: the Session.stream it runs in, else the

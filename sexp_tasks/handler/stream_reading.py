@@ -22,11 +22,16 @@ from typing import Any
 from ..results import TaskError
 from .tokens import count_output
 
-# Output is counted with the context counter's tokenizer (handler/tokens.py), not the model's
-# own, which counts some percent apart: a stream is stopped once its count passes the limit by a
-# tenth (at least MIN_SLACK tokens), so that a server honouring max_tokens is never stopped.
-SLACK_FRACTION = 0.1
+# Output is counted with the model's own tokenizer where tiktoken has it offline (OpenAI's), and
+# a stream is stopped once the count passes its limit by MIN_SLACK tokens. Other models' output is
+# counted with cl100k, which counts their tokens only roughly: within a tenth or two for Latin
+# text, but up to ~3.5 times too many for Devanagari or Chinese (cl100k vs o200k, measured). A
+# stream is stopped only when it is surely over: its rough count divided by ROUGH_LATIN, or by
+# ROUGH_OTHER when a fifth of its characters or more are not ASCII. Late rather than wrong: a
+# server honouring max_tokens is never stopped, and a runaway one is stopped all the same.
 MIN_SLACK = 4
+ROUGH_LATIN = 1.25
+ROUGH_OTHER = 4.0
 
 
 class StreamStopped(Exception):
@@ -52,30 +57,45 @@ class StreamLimits:
     limit_name: str
     cost: Callable[[int], float]
     over_budget: Callable[[float], TaskError | None]
+    # The model's own token counter (tokens.model_counter), or None: counted roughly (cl100k)
+    count: Callable[[str], int] | None = None
 
 
 class StreamWatch:
-    """Counts a stream's output as it arrives; StreamStopped once it passes one of its limits."""
+    """Counts a stream's output as it arrives; StreamStopped once it is surely past one of its
+    limits (see ROUGH_LATIN)."""
 
     def __init__(self, limits: StreamLimits) -> None:
         self.limits = limits
         most = limits.max_output
-        self.threshold = None if most is None else most + max(MIN_SLACK, int(most * SLACK_FRACTION))
+        self.threshold = None if most is None else most + MIN_SLACK
         self.pieces: list[str] = []  # the output so far: text and tool-call arguments
-        self.tokens = 0
+        self.tokens = 0  # as counted: the model's count, or cl100k's rough one
+        self.characters = 0
+        self.non_ascii = 0
 
     def take(self, piece: str, text: str) -> None:
         """Count piece (text is the answer's text so far, for the error); StreamStopped when the
-        output, or its cost, passes a limit."""
+        output, or its cost, is surely past a limit."""
         self.pieces.append(piece)
-        self.tokens += count_output(piece)  # pieces are counted apart: a count a little high
-        if self.threshold is not None and self.tokens > self.threshold:
-            self.tokens = count_output("".join(self.pieces))  # refined: the whole output at once
-            if self.tokens > self.threshold:
+        self.characters += len(piece)
+        self.non_ascii += sum(1 for char in piece if ord(char) > 127)
+        count = self.limits.count or count_output
+        self.tokens += count(piece)  # pieces are counted apart: a count a little high
+        if self.threshold is not None and self.surely() > self.threshold:
+            self.tokens = count("".join(self.pieces))  # refined: the whole output at once
+            if self.surely() > self.threshold:
                 raise self._stopped(self._too_long(), text)
-        refusal = self.limits.over_budget(self.limits.cost(self.tokens))
+        refusal = self.limits.over_budget(self.limits.cost(self.surely()))
         if refusal is not None:
             raise self._stopped(refusal, text)
+
+    def surely(self) -> int:
+        """The fewest tokens the output can be: the count itself when it is the model's own."""
+        if self.limits.count is not None:
+            return self.tokens
+        rough = ROUGH_OTHER if self.non_ascii * 5 >= self.characters else ROUGH_LATIN
+        return int(self.tokens / rough)
 
     def _too_long(self) -> TaskError:
         most, name = self.limits.max_output, self.limits.limit_name

@@ -33,6 +33,22 @@ def count_output(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=()))
 
 
+@lru_cache(maxsize=64)
+def model_counter(model: str) -> Any:
+    """The model's own tokenizer, as a function of text to its token count, when tiktoken has it
+    offline (OpenAI's models: o200k_base and cl100k_base ship with litellm); None for the others,
+    whose tokens cl100k counts only roughly (far more for scripts other than Latin)."""
+    _encoding()  # the offline cache directory set
+    import tiktoken
+
+    name = model.split("/", 1)[1] if model.startswith(("openai/", "azure/")) else model
+    try:
+        encoding = tiktoken.encoding_for_model(name)
+    except (KeyError, ValueError):
+        return None
+    return lambda text: len(encoding.encode(text, disallowed_special=()))
+
+
 def count_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
     """Tokens a chat request takes: each message's text and tool calls, the tool schemas, framing."""
     total = 3
