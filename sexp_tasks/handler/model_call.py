@@ -36,7 +36,7 @@ from .replay import MockReply
 from .retries import Attempts, Deadline, failure
 from .stream_reading import StreamLimits, StreamStopped
 from .structured import refusal_warning, send_with_schema_fallback
-from .tokens import model_counter
+from .tokens import count_output, model_counter
 
 
 class CallFailed(Exception):
@@ -138,6 +138,9 @@ class ModelCaller:
             config = self.config
             answer, sent = send_with_schema_fallback(request, config.api_base, config.num_retries, send)
         except ProviderError as err:
+            if err.partial and not request.model.startswith("mock/"):  # a broken stream's text was paid for
+                answer = broken_answer(err.partial, request.model, prompt_tokens)
+                self.answers.append(answer)
             raise CallFailed(failure(err, request.model, len(attempts.retries)), err.partial) from None
         except StreamStopped as stop:  # what it gave is paid for: counted, and settled below
             answer = stopped_answer(stop, request.model, prompt_tokens)
@@ -235,6 +238,21 @@ class ModelCaller:
 def _fits(cost: float) -> None:
     """No budget: any cost fits."""
     return None
+
+
+def broken_answer(text: str, model: str, prompt_tokens: int) -> ModelAnswer:
+    """The answer a stream gave before its connection broke, priced as it was received: its text,
+    its prompt (as counted before sending) and its output counted (the provider sent no usage)."""
+    output_tokens = (model_counter(model) or count_output)(text)
+    cost = llm.estimate_cost(model, prompt_tokens, output_tokens)
+    return ModelAnswer(
+        text=well_formed(text),
+        finish_reason=None,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=output_tokens,
+        cost_usd=round_cost(cost),
+        model=model,
+    )
 
 
 def stopped_answer(stop: StreamStopped, model: str, prompt_tokens: int) -> ModelAnswer:
