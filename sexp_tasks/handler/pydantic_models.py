@@ -139,7 +139,21 @@ def _tool_parameters(schema: dict[str, Any]) -> dict[str, Any]:
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     schema.setdefault("required", [])
+    _drop_open_objects(schema)
     return schema
+
+
+def _drop_open_objects(node: Any) -> None:
+    """Take out every `"additionalProperties": true` (a bare dict's): JSON Schema's default, which
+    the hand-written schemas never said, so a tool with a dict parameter keeps its fingerprint."""
+    if isinstance(node, dict):
+        if node.get("additionalProperties") is True:
+            del node["additionalProperties"]
+        for value in node.values():
+            _drop_open_objects(value)
+    elif isinstance(node, list):
+        for value in node:
+            _drop_open_objects(value)
 
 
 def _json_schema_generator() -> type:
