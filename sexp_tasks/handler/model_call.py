@@ -74,6 +74,7 @@ class ModelCaller:
         self.deadline = deadline
         self.answers: list[ModelAnswer] = []  # every turn's, from wherever it came
         self.retries: list[dict[str, Any]] = []  # each request sent again, with its turn (SPEC §11.1)
+        self._paid = 0  # the requests sent for so far (_pay)
 
     def call(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
         """The answer to request, the conversation's turn number `turn` (its prompt `prompt_tokens`
@@ -81,7 +82,10 @@ class ModelCaller:
         recorded run is journaled, and on resume answered from the store (SPEC §6)."""
         record = self.services.record_turn
         answer_it = partial(self._answer, request, turn, prompt_tokens)
+        paid_before = self._paid
         answer, sent = answer_it() if record is None else record(request, answer_it)
+        if self._paid == paid_before:  # not sent for: replayed, reused, cached or from the journal
+            self._hand_whole(answer)
         if sent.response_format is None and request.response_format is not None:
             self._warn(refusal_warning(request.model))  # the conversation goes on without it (§10.2)
         self.answers.append(answer)
@@ -117,9 +121,21 @@ class ModelCaller:
             cassette.record(sent, answer)
         return answer, sent
 
+    def _hand_whole(self, answer: ModelAnswer) -> None:
+        """An answer not sent for, given whole, as one piece, to the Session.stream the call runs in
+        (none to a terminal's display: it shows answers arriving, and this one arrived at once)."""
+        receiver = TEXT_RECEIVER.get()
+        if receiver is not None and answer.text:
+            stream = receiver(self.template)
+            try:
+                stream.write(answer.text)
+            finally:
+                stream.close()
+
     def _pay(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
         """The model's answer, its cost reserved before and settled after, whatever happens;
         streamed when a text stream can be opened for it (_stream_opener)."""
+        self._paid += 1
         if self._stream_opener() is not None:
             request = request.streamed()
         request = self._drop_unsupported(request)
