@@ -41,6 +41,6 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    """The module's names with the API's, not yet loaded (tab completion lists them), without
-    loading it."""
-    return sorted({*globals(), *__all__})
+    """The public names, the API's not yet loaded among them (tab completion lists them), without
+    loading it; not the typing helpers the module itself imports (Any, TYPE_CHECKING...)."""
+    return sorted({*__all__, "__version__", *(name for name in globals() if name.startswith("__"))})
