@@ -114,9 +114,11 @@ def test_concurrent_calls_under_pmap_each_take_a_line_never_mixed(
         except pexpect.EOF:
             break
         shown = screen(output)
-        answers = [line for line in shown if line.startswith("greet:")]  # "greet:" alone: no text yet
+        answers = [line for line in shown if line.startswith("greet[")]  # "greet[i]:" alone: no text yet
         for line in answers:
-            words = set(line.removeprefix("greet:").lstrip(" …").split())
+            label, _, text = line.partition(":")
+            assert label in ("greet[0]", "greet[1]", "greet[2]"), line  # each call labelled by its element
+            words = set(text.lstrip(" …").split())
             assert len({word[0] for word in words if word}) <= 1, line  # one call's text per line
         if answers:
             assert shown[shown.index(answers[0]) - 1].startswith("pmap ["), shown  # under the bar
@@ -124,7 +126,7 @@ def test_concurrent_calls_under_pmap_each_take_a_line_never_mixed(
     child.close()
     assert child.exitstatus == 0, output
     assert together == 3
-    assert "3" in screen(output) and not any(line.startswith("greet:") for line in screen(output))
+    assert "3" in screen(output) and not any(line.startswith("greet") for line in screen(output))
     assert streamed(server) == [True, True, True]
 
 

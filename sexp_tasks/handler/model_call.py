@@ -26,6 +26,7 @@ from typing import Any
 
 from ..lang.values import well_formed
 from ..results import TaskError, round_cost
+from ..run_context import run_context
 from . import llm
 from .contract import TEXT_RECEIVER, HandlerConfig, HandlerServices, OpenStream, Sent
 from .cost import call_reservation
@@ -126,7 +127,7 @@ class ModelCaller:
         (none to a terminal's display: it shows answers arriving, and this one arrived at once)."""
         receiver = TEXT_RECEIVER.get()
         if receiver is not None and answer.text:
-            stream = receiver(self.template)
+            stream = receiver(self._label())
             try:
                 stream.write(answer.text)
             finally:
@@ -182,7 +183,7 @@ class ModelCaller:
         def attempt(timeout: float) -> ModelAnswer:
             if opener is None:
                 return llm.complete(request, self.config.api_base, timeout, mock=mock, limits=limits)
-            stream = opener(self.template)
+            stream = opener(self._label())
             try:
                 return llm.complete(
                     request, self.config.api_base, timeout, mock=mock, on_text=stream.write, limits=limits
@@ -213,6 +214,12 @@ class ModelCaller:
 
         watched = over_budget if budget.limit is not None else _fits
         return StreamLimits(most, name, cost, watched, model_counter(model))
+
+    def _label(self) -> str:
+        """The label of this call's text: its template's name, and under pmap the element's place
+        (`greet[2]`, `greet[0][1]` nested), so that concurrent calls of one task tell apart."""
+        element = run_context().element
+        return self.template + (element.path if element is not None else "")
 
     def _stream_opener(self) -> OpenStream | None:
         """What opens this call's text streams: the Session.stream it runs in, else the
