@@ -80,7 +80,13 @@ class ModelCaller:
         recorded run is journaled, and on resume answered from the store (SPEC §6)."""
         record = self.services.record_turn
         answer_it = partial(self._answer, request, turn, prompt_tokens)
-        answer, sent = answer_it() if record is None else record(request, answer_it)
+        with self.services.tracer.chat(request, turn) as span:
+            try:
+                answer, sent = answer_it() if record is None else record(request, answer_it)
+            except CallFailed as failed:
+                span.failed(failed.error)
+                raise
+            span.answered(answer)
         if sent.response_format is None and request.response_format is not None:
             self._warn(refusal_warning(request.model))  # the conversation goes on without it (§10.2)
         self.answers.append(answer)
