@@ -352,6 +352,7 @@ class _Batch:
                     run_id, again = stored["run_id"], True  # else a fresh run: a new answer
             batches.row_started(self.store, batch_id, index, run_id)
             settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
+            settings["otel"] = self.share.telemetry is not None  # a Ray worker's rows export too
             force = self.options.force
             yield RowJob(
                 batch_id,

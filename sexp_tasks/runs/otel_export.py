@@ -17,6 +17,7 @@ import atexit
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -32,13 +33,16 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from ..handler.model_request import ModelAnswer, ModelRequest
 from ..handler.tracing import Traced, Tracer
-from ..redact import scrub
+from ..redact import scrub, scrubber
 from ..results import TaskError, TaskResult
 from ..run_context import run_context
 from .recording import current_run
 
 EXPORT_TIMEOUT = 3.0  # seconds an export may take, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says
 FLUSH_MILLIS = 5000  # how long the end of a run waits for its spans to go
+QUEUE_SPANS = 16384  # spans waiting for export at most (the SDK's 2048 fills in a wide pmap)
+# the loggers whose messages (an export failed, spans dropped) become one warning at the end
+LOGGERS = (OTLPSpanExporter.__module__, "opentelemetry.sdk._shared_internal")
 TIMEOUT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
 # litellm's generation settings under the conventions' names
 REQUEST_SETTINGS = {
@@ -63,7 +67,8 @@ class _GuardedExporter(SpanExporter):
         self.failure: str | None = None
         self._logged: list[str] = []
         self._filter = _Keep(self._logged)
-        logging.getLogger(OTLPSpanExporter.__module__).addFilter(self._filter)
+        for name in LOGGERS:
+            logging.getLogger(name).addFilter(self._filter)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if self.failure is not None:
@@ -74,17 +79,28 @@ class _GuardedExporter(SpanExporter):
             self.failure = f"{type(err).__name__}: {err}"
             return SpanExportResult.FAILURE
         if result is not SpanExportResult.SUCCESS:
-            self.failure = self._logged[-1] if self._logged else "the export failed"
+            self.failure = _reason(self._logged[0]) if self._logged else "the export failed"
         return result
 
     def shutdown(self) -> None:
         try:
             self.inner.shutdown()
         finally:
-            logging.getLogger(OTLPSpanExporter.__module__).removeFilter(self._filter)
+            for name in LOGGERS:
+                logging.getLogger(name).removeFilter(self._filter)
+
+    def dropped(self) -> bool:
+        """Whether the batch span processor dropped spans (its queue was full)."""
+        return any("dropping" in message.lower() for message in self._logged)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True
+
+
+def _reason(message: str) -> str:
+    """What the exporter's first message says went wrong, without its retry chatter."""
+    found = re.search(r"Transient error (.*) encountered while exporting", message)
+    return found.group(1) if found else message
 
 
 class _Keep(logging.Filter):
@@ -110,7 +126,7 @@ class OtlpTelemetry:
         service = {} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "sexp-tasks"}
         self._provider = TracerProvider(resource=Resource.create(service), shutdown_on_exit=False)
         self._provider.add_span_processor(
-            BatchSpanProcessor(self._exporter, export_timeout_millis=FLUSH_MILLIS)
+            BatchSpanProcessor(self._exporter, max_queue_size=QUEUE_SPANS, export_timeout_millis=FLUSH_MILLIS)
         )
         self.tracer: Tracer = OtelTracer(self._provider.get_tracer("sexp_tasks"), content)
         self._warn = warn
@@ -131,6 +147,8 @@ class OtlpTelemetry:
             self._provider.shutdown()
         finally:
             atexit.unregister(self.close)
+            if self._exporter.dropped():
+                self._warn("otel: some spans were dropped: more were waiting for export than it can hold")
             if self._exporter.failure is not None:
                 self._warn(
                     f"otel: spans were not exported to {self.endpoint}: {scrub(self._exporter.failure)}"
@@ -140,15 +158,17 @@ class OtlpTelemetry:
 class _Traced:
     """An open span, as the layers below see it (handler/tracing.py's Traced)."""
 
-    def __init__(self, span: Span, content: bool) -> None:
+    def __init__(self, span: Span, content: bool, mask: Callable[[str], str]) -> None:
         self.span = span
         self.content = content
+        self.mask = mask
         self.errored = False  # its error is said: an exception carrying it out keeps it
 
     def note(self, attributes: Mapping[str, Any]) -> None:
-        for name, value in attributes.items():
-            if value is not None:
-                self.span.set_attribute(name, _scrubbed(value))
+        mask = self.mask
+        self.span.set_attributes(
+            {name: _scrubbed(value, mask) for name, value in attributes.items() if value is not None}
+        )
 
     def answered(self, answer: ModelAnswer) -> None:
         self.note(
@@ -193,7 +213,7 @@ class _Traced:
     def _error(self, kind: str, message: str) -> None:
         self.errored = True
         self.span.set_attribute("error.type", kind)
-        self.span.set_status(Status(StatusCode.ERROR, scrub(message)[:500]))
+        self.span.set_status(Status(StatusCode.ERROR, self.mask(message)[:500]))
 
 
 class OtelTracer:
@@ -202,11 +222,16 @@ class OtelTracer:
     def __init__(self, tracer: Any, content: bool) -> None:
         self._tracer = tracer
         self.content = content
+        # keys masked in every attribute: the environment's credentials, read again as each run
+        # or batch begins (reading them per span would cost a millisecond a call), and sk-... shapes
+        self.mask = scrubber()
 
     def run(self, run_id: str, program: str) -> AbstractContextManager[Traced]:
+        self.mask = scrubber()
         return self._span("sexp.run", SpanKind.INTERNAL, {"sexp.run_id": run_id, "sexp.program": program})
 
     def batch(self, batch_id: str, rows: int) -> AbstractContextManager[Traced]:
+        self.mask = scrubber()
         return self._span("sexp.batch", SpanKind.INTERNAL, {"sexp.batch_id": batch_id, "sexp.rows": rows})
 
     def carrier(self) -> dict[str, str]:
@@ -277,9 +302,9 @@ class OtelTracer:
         """A span current while the block runs; an exception out of it sets status ERROR with its
         type (scrubbed message) and goes on."""
         with self._tracer.start_as_current_span(
-            scrub(name), kind=kind, record_exception=False, set_status_on_exception=False
+            self.mask(name), kind=kind, record_exception=False, set_status_on_exception=False
         ) as span:
-            traced = _Traced(span, self.content)
+            traced = _Traced(span, self.content, self.mask)
             traced.note(attributes)
             try:
                 yield traced
@@ -304,12 +329,12 @@ def _provider(model: str) -> str | None:
     return prefix if slash else None
 
 
-def _scrubbed(value: Any) -> Any:
+def _scrubbed(value: Any, mask: Callable[[str], str]) -> Any:
     """An attribute's value with keys masked (strings, and lists of them)."""
     if isinstance(value, str):
-        return scrub(value)
+        return mask(value)
     if isinstance(value, (list, tuple)):
-        return [scrub(item) if isinstance(item, str) else item for item in value]
+        return [mask(item) if isinstance(item, str) else item for item in value]
     return value
 
 
