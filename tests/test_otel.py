@@ -10,6 +10,7 @@ one batch span, and the clear error when the otel extra is missing."""
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Cli, scaled, sexp_env, wait_for, write
+from conftest import ROOT, Cli, scaled, sexp_env, spawn_sexp, wait_for, write
 from llm_server import LLMServer, Scripted
 
 pytest.importorskip(
@@ -233,6 +234,27 @@ def test_sexp_run_otel_exports_from_a_real_process(
     run = only(receiver.named("sexp.run"))
     assert len([span for span in receiver.named("invoke_agent") if receiver.parent(span) == run]) == 2
     assert KEY.encode() not in receiver.raw()
+
+
+def test_ctrl_c_sends_the_spans_of_the_interrupted_run(
+    workspace: Path, project: Path, receiver: OtlpReceiver, server: LLMServer
+) -> None:
+    """Interrupted while a model call is in flight, `sexp run --otel` still sends what ran: the
+    script's span, and the run's, with status ERROR (interrupted)."""
+    server.script(Scripted(delay=scaled(8)))  # long enough to be interrupted; the server waits it out
+    env = {"OPENAI_API_KEY": KEY, "SEXP_API_BASE": server.base_url, "SEXP_MODEL": "openai/test-model"}
+    env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint
+    process = spawn_sexp("run", "--otel", "p.sexp", cwd=workspace, env=env, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: server.requests, 60, "the model call")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=scaled(60))
+    finally:
+        process.kill()
+    assert process.returncode == 130 and "Traceback" not in err
+    run = only(receiver.named("sexp.run"))
+    assert run.status_code == ERROR and run.attributes["error.type"] == "interrupted"
+    assert receiver.parent(only(receiver.named("sexp.script"))) == run
 
 
 def unused_port() -> int:
