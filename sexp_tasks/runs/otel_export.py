@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -33,13 +34,15 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from ..handler.model_request import ModelAnswer, ModelRequest
 from ..handler.tracing import Traced, Tracer
-from ..redact import scrub, scrubber
+from ..redact import mask_url, scrub, scrubber
 from ..results import TaskError, TaskResult
 from ..run_context import run_context
 from .recording import current_run
 
 EXPORT_TIMEOUT = 3.0  # seconds an export may take, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says
 FLUSH_MILLIS = 5000  # how long the end of a run waits for its spans to go
+RETRY_AFTER = 30.0  # seconds an endpoint that failed an export is left alone
+KEPT_MESSAGES = 100  # the exporter's log messages kept for the warning, at most
 QUEUE_SPANS = 16384  # spans waiting for export at most (the SDK's 2048 fills in a wide pmap)
 # the loggers whose messages (an export failed, spans dropped) become one warning at the end
 LOGGERS = (OTLPSpanExporter.__module__, "opentelemetry.sdk._shared_internal")
@@ -59,27 +62,31 @@ REQUEST_SETTINGS = {
 
 
 class _GuardedExporter(SpanExporter):
-    """The OTLP exporter whose failure is kept, not raised nor logged: after the first, the
-    endpoint counts as down and later batches are dropped at once (the run never waits twice)."""
+    """The OTLP exporter whose failure is kept, not raised nor logged: after one, the endpoint
+    counts as down for RETRY_AFTER seconds and batches are dropped at once meanwhile (a run that
+    ends then does not wait for it again)."""
 
     def __init__(self, inner: OTLPSpanExporter) -> None:
         self.inner = inner
         self.failure: str | None = None
+        self._down_until = 0.0
         self._logged: list[str] = []
         self._filter = _Keep(self._logged)
         for name in LOGGERS:
             logging.getLogger(name).addFilter(self._filter)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        if self.failure is not None:
+        if time.monotonic() < self._down_until:
             return SpanExportResult.FAILURE
         try:
             result = self.inner.export(spans)
-        except Exception as err:  # whatever the transport raised: a warning at the run's end
-            self.failure = f"{type(err).__name__}: {err}"
-            return SpanExportResult.FAILURE
+        except Exception as err:  # whatever the transport raised: a warning at the end
+            result, self.failure = SpanExportResult.FAILURE, f"{type(err).__name__}: {err}"
+        else:
+            if result is not SpanExportResult.SUCCESS:
+                self.failure = _reason(self._logged[0]) if self._logged else "the export failed"
         if result is not SpanExportResult.SUCCESS:
-            self.failure = _reason(self._logged[0]) if self._logged else "the export failed"
+            self._down_until = time.monotonic() + RETRY_AFTER
         return result
 
     def shutdown(self) -> None:
@@ -111,7 +118,8 @@ class _Keep(logging.Filter):
         self.kept = kept
 
     def filter(self, record: logging.LogRecord) -> bool:
-        self.kept.append(record.getMessage())
+        if len(self.kept) < KEPT_MESSAGES:
+            self.kept.append(record.getMessage())
         return False
 
 
@@ -121,7 +129,7 @@ class OtlpTelemetry:
     def __init__(self, content: bool, warn: Callable[[str], None]) -> None:
         timeout = None if any(os.environ.get(name) for name in TIMEOUT_VARIABLES) else EXPORT_TIMEOUT
         exporter = OTLPSpanExporter(timeout=timeout)
-        self.endpoint = scrub(str(getattr(exporter, "_endpoint", "the OTLP endpoint")))
+        self.endpoint = scrub(mask_url(str(getattr(exporter, "_endpoint", "the OTLP endpoint"))))
         self._exporter = _GuardedExporter(exporter)
         service = {} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "sexp-tasks"}
         self._provider = TracerProvider(resource=Resource.create(service), shutdown_on_exit=False)
