@@ -208,6 +208,43 @@ def test_failed_calls_set_an_error_status(
         assert "the server broke" in span.status_message
 
 
+def test_a_tool_s_error_answer_is_an_error_span(
+    workspace: Path, server: LLMServer, receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(workspace / "tasks" / "echo.xml", TEMPLATE)
+    missing = Scripted(content=None, tool_calls=[{"name": "read_file", "arguments": {"path": "gone.txt"}}])
+    server.script(missing, "<output>A</output>")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    session = sexp_tasks.Session(model="openai/test-model", api_base=server.base_url)
+    assert session.eval('(task-content (echo :x "a"))') == "A"  # the model saw the error and answered
+    session._runtime.close_telemetry()
+    tool = only(receiver.named("execute_tool read_file"))
+    assert tool.status_code == ERROR and tool.attributes["error.type"] == "tool_error"
+    assert "gone.txt" in tool.status_message
+    assert only(receiver.named("invoke_agent")).status_code != ERROR
+
+
+def test_an_answer_from_the_cache_says_so(
+    workspace: Path, server: LLMServer, receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sexp.source and sexp.reused: a paid turn, then the same request answered from the cache."""
+    write(workspace / "tasks" / "echo.xml", TEMPLATE)
+    server.script("<output>A</output>")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    session = sexp_tasks.Session(model="openai/test-model", api_base=server.base_url, cache=True)
+    write(workspace / "p.sexp", '(task-content (echo :x "a"))\n')
+    assert session.run_file("p.sexp", recorded=True) == "A"
+    assert session.run_file("p.sexp", recorded=True) == "A"
+    session._runtime.close_telemetry()
+    assert len(server.requests) == 1
+    sources = [
+        (chat.attributes["sexp.source"], chat.attributes["sexp.reused"]) for chat in receiver.named("chat")
+    ]
+    assert sorted(sources) == [("cached", True), ("paid", False)]
+
+
 def test_otel_in_sexp_toml_turns_it_on(
     workspace: Path, server: LLMServer, receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
