@@ -13,6 +13,7 @@ from typing import TextIO
 from .config import Settings, override
 from .diagnostics import log_line, warning_line
 from .errors import FileError, OutputClosed, SexpError
+from .handler.tracing import NO_TRACER
 from .lang.check import check_forms
 from .lang.compiler import Compiler
 from .lang.documentation import Doc
@@ -27,6 +28,7 @@ from .process.workspace import READ_LIMIT, Workspace
 from .results import TaskResult
 from .runs.recording import Run
 from .runs.store import Store
+from .runs.telemetry import Telemetry, open_telemetry
 from .syntax.nodes import Node
 from .syntax.reader import read
 from .tasks.forms import install as install_tasks
@@ -52,14 +54,18 @@ class Runtime(TaskServices):
         load_templates: bool = True,
         program: Path | None = None,
         library: TaskLibrary | None = None,
+        telemetry: Telemetry | None = None,
         show_answers: bool = False,
     ) -> None:
         """program: the file the session runs or checks, whose own tasks/ directory is loaded too;
         library: templates already loaded (a batch's), of which the session gets a copy of its own
-        to add to (defatom), instead of none yet; show_answers: draw model answers as they arrive
-        (with the stream setting, on a terminal): the command line's and the REPL's display, not
-        the Python API's, whose program owns its terminal and prints there itself."""
+        to add to (defatom), instead of none yet; telemetry: the exporter of spans a batch's rows
+        share (default: the session's own, when the settings ask for one); show_answers: draw
+        model answers as they arrive (with the stream setting, on a terminal): the command line's
+        and the REPL's display, not the Python API's, whose program owns its terminal."""
         self.settings = settings or Settings()
+        self._own_telemetry = telemetry is None
+        self.telemetry = telemetry if telemetry is not None else open_telemetry(self.settings, self.warn)
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.workspace = Workspace(self.settings.workspace)
@@ -79,6 +85,7 @@ class Runtime(TaskServices):
             library=own,
             memory_query=self.relevant_files,
             open_stream=streams,
+            tracer=self.telemetry.tracer if self.telemetry is not None else NO_TRACER,
         )
         core = _language(self.settings, self.tasks, self)
         self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
@@ -144,9 +151,10 @@ class Runtime(TaskServices):
         status = "failed"
         self._loading.append(path.resolve())
         try:
-            with run.active():
+            with run.active(), self.tasks.tracer.run(run.run_id or "", program) as traced:
                 value = self._execute(codes)
-            status = "failed" if isinstance(value, TaskResult) and value.failed else "completed"
+                status = "failed" if isinstance(value, TaskResult) and value.failed else "completed"
+                traced.note({"sexp.status": status, "sexp.cost_usd": run.budget.spent})
             return value
         except KeyboardInterrupt:
             status = "interrupted"
@@ -154,6 +162,14 @@ class Runtime(TaskServices):
         finally:
             self._loading.pop()
             run.end(status)
+            if self.telemetry is not None:
+                self.telemetry.flush()  # the run's spans go now, not at some later batch's timer
+
+    def close_telemetry(self) -> None:
+        """Flush and shut down the session's exporter of spans, when it has its own (a batch row's
+        is the batch's to close); a failed export is one warning."""
+        if self.telemetry is not None and self._own_telemetry:
+            self.telemetry.close()
 
     def new_run(self) -> Run:
         """A run of this session, recorded in its store: spending from the session's budget,

@@ -38,6 +38,7 @@ CONTRACTS = {
     "regex is imported by sexp_tasks.lang.primitives.text alone",
     "subprocess is imported by sexp_tasks.process.child_processes alone",
     "ray is imported by sexp_tasks.batching.ray_executor alone",
+    "opentelemetry is imported by sexp_tasks.runs.otel_export alone",
 }
 
 

@@ -43,6 +43,8 @@ class BatchSettings(TypedDict, total=False):
     request_timeout: float | None
     cache: bool | None
     stream: bool | None
+    otel: bool | None
+    otel_content: bool | None
     generation: Mapping[str, Any] | None
     mock_responses: _File | None
     record: _File | None

@@ -156,6 +156,8 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     finally:
         if store is not None:
             store.close()
+        if share.telemetry is not None:
+            share.telemetry.close()  # the rows' spans and the batch's are sent (or given up on)
 
 
 class _Batch:
@@ -179,6 +181,7 @@ class _Batch:
         self.concurrency = concurrency
         self.make_executor = make_executor
         self.share = share  # the templates and cassette of its rows in this process
+        self.trace_parent: dict[str, str] = {}  # the batch's span, for its rows (set when it opens)
         forms = read(text, str(options.program))
         last = (forms[-1].span.line, forms[-1].span.column) if forms and forms[-1].span else None
         self.bundle = ProgramBundle(str(options.program), text, {}, last)
@@ -230,7 +233,10 @@ class _Batch:
             self._say(f"batch: {batch_id}")
             for notice in self.notices:
                 self._say(warning_line(notice))
-            status = self._run_rows(batch_id, executor, out)
+            with self.share.tracer.batch(batch_id, self.total) as traced:
+                self.trace_parent = self.share.tracer.carrier()  # each row's run is the batch span's child
+                status = self._run_rows(batch_id, executor, out)
+                traced.note({"sexp.status": status})
         finally:
             held.close()
         summary = batches.batch_summary(self.store, batch_id) or {}
@@ -346,9 +352,20 @@ class _Batch:
                     run_id, again = stored["run_id"], True  # else a fresh run: a new answer
             batches.row_started(self.store, batch_id, index, run_id)
             settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
+            settings["otel"] = self.share.telemetry is not None  # a Ray worker's rows export too
             force = self.options.force
             yield RowJob(
-                batch_id, index, inputs, self.bundle, settings, run_id, again, force, row, self.unbound
+                batch_id,
+                index,
+                inputs,
+                self.bundle,
+                settings,
+                run_id,
+                again,
+                force,
+                row,
+                self.unbound,
+                self.trace_parent,
             )
 
     def _edited(self, stored: dict[str, Any], inputs: dict[str, Any]) -> bool:

@@ -20,11 +20,13 @@ from typing import Any
 from ..config import Settings
 from ..diagnostics import failed_result_line, format_failure
 from ..handler.cost import CostBudget
+from ..handler.tracing import NO_TRACER
 from ..lang.deepstack import deep_recursion
 from ..lang.printer import to_json
 from ..redact import scrub
 from ..runs.recording import CassetteSlot, Run
 from ..runs.store import Store
+from ..runs.telemetry import open_telemetry
 from ..runtime import Runtime
 from ..tasks.runner import TaskSystem
 from .row_names import ROW
@@ -57,6 +59,9 @@ class BatchShare:
         cassette = CassetteSlot.of(settings.record, settings.replay)
         cassette.get()
         self.cassette = cassette
+        # the exporter of every row's spans in this process, with the otel setting (SPEC §11.4)
+        self.telemetry = open_telemetry(settings, warn or (lambda message: None))
+        self.tracer = self.telemetry.tracer if self.telemetry is not None else NO_TRACER
 
     @classmethod
     def for_row(cls, job: RowJob) -> BatchShare | None:
@@ -84,7 +89,14 @@ def run_row(
         settings = Settings(**job.settings)
         path = Path(job.program.path)
         share = share or BatchShare(settings, path)
-        runtime = Runtime(settings, sys.stderr, sys.stderr, load_templates=False, library=share.library)
+        runtime = Runtime(
+            settings,
+            sys.stderr,
+            sys.stderr,
+            load_templates=False,
+            library=share.library,
+            telemetry=share.telemetry,
+        )
         for name, given in job.inputs.items():
             if name not in job.unbound:
                 runtime.define(name, given)
@@ -98,7 +110,8 @@ def run_row(
             shares_budget=budget is not None,
         )
         resume = job.run_id if job.resuming and store.run(job.run_id) is not None else None
-        with deep_recursion():  # as deep as on the command line, in a thread or a Ray worker alike
+        # as deep as on the command line, in a thread or a Ray worker alike; under the batch's span
+        with deep_recursion(), share.tracer.adopt(job.trace_parent):
             result = runtime.run_recorded(path, job.program.text, dict(job.inputs), resume, job.force, run)
         failure = failed_result_line(result)
         if failure is None:

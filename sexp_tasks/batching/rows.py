@@ -3,7 +3,7 @@ another machine): plain, picklable data, no open file and no Runtime."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..results import round_cost
@@ -37,6 +37,8 @@ class RowJob:
     force: bool = False  # resume even if the program changed since run_id was recorded
     row: dict[str, Any] | None = None  # the line as read (the global `row`); None: inputs
     unbound: frozenset[str] = frozenset()  # inputs not bound as globals (they would hide a built-in)
+    # the batch's span as W3C trace context (tracing.Tracer.carrier): the row's run is its child
+    trace_parent: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,9 @@ def run_file(args: argparse.Namespace, cwd: Path) -> int:
     except KeyboardInterrupt:
         report(INTERRUPTED)
         status = EXIT_INTERRUPTED
+    finally:
+        if started:  # its spans are sent (or given up on) before the summary
+            started[0].close_telemetry()
     if started:  # the run's summary line comes last
         from .run_reports import report_spending  # lazy: the run store and traces (cli/startup.py)
 
@@ -105,7 +108,11 @@ def evaluate_expression(args: argparse.Namespace, cwd: Path) -> int:
         if started:
             started[0].abandon_run()
 
-    return guarded(args, lambda: _run(args, settings, args.expression, None, True, started), abandon)
+    try:
+        return guarded(args, lambda: _run(args, settings, args.expression, None, True, started), abandon)
+    finally:
+        if started:
+            started[0].close_telemetry()
 
 
 def _run(

@@ -109,6 +109,13 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=True,
         brings=("ray",),
     ),
+    "sexp_tasks.runs.otel_export": Lazy(
+        ("sexp_tasks.runs.telemetry",),
+        "`--otel`, `otel = true` or OTEL_EXPORTER_OTLP_ENDPOINT alone: OpenTelemetry is an optional"
+        " extra, and its SDK and OTLP exporter (requests, protobuf) take 120 ms",
+        program=True,
+        brings=("opentelemetry",),
+    ),
     "sexp_tasks.runtime": Lazy(
         (
             "sexp_tasks.cli.program_commands",

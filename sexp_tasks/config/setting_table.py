@@ -210,6 +210,16 @@ class Settings:
         help="do not show model answers on a terminal as they arrive, nor ask for streamed answers",
         about="sexp run, eval and the REPL show model answers on a terminal as they arrive (not a Session)",
     )
+    otel: bool = setting(  # OTEL_EXPORTER_OTLP_ENDPOINT being set turns it on too (runs/telemetry.py)
+        False,
+        (bool,),
+        "--otel",
+        help="export spans of the run, its task calls, model turns, tools and scripts over OTLP"
+        " (see docs/observability.md)",
+    )
+    otel_content: bool = setting(  # prompts, answers, tool arguments and results: scrubbed of keys
+        False, (bool,), help="with otel: put the messages sent and the answers in the spans"
+    )
     # sexp.toml's [generation] table: settings sent with every call, below a template's and a call's
     generation: Mapping[str, Any] = setting(dict, (dict,), convert=_generation, merge=merge_generation)
     mock_responses: str | None = setting(

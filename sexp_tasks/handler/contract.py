@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .cost import CostBudget
 from .model_request import ModelAnswer, ModelRequest
 from .replay import Cassette, MockScript
+from .tracing import NO_TRACER, Tracer
 
 if TYPE_CHECKING:
     from .python_tools import PythonTool
@@ -122,6 +123,8 @@ class HandlerServices:
     # is closed when the request ends, answered or not. None: nothing is streamed. A request sent
     # again (a retry) opens a stream of its own.
     open_stream: OpenStream | None = None
+    # Where the spans of task calls, model turns and tool calls go (OpenTelemetry, with `otel`).
+    tracer: Tracer = NO_TRACER
 
 
 class TextStream(Protocol):

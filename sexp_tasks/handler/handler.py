@@ -170,9 +170,13 @@ class Handler:
         if call["name"] == "ask_user" and "ask_user" in self.config.tools:
             self.turns += 1  # interactive input counts as a turn
         record = self.services.record_tool
-        if record is None:
-            return self.tools.run(call["name"], arguments)
-        return record(call["name"], arguments, lambda: self.tools.run(call["name"], arguments))
+        with self.services.tracer.tool(call["name"], arguments) as span:
+            if record is None:
+                answer = self.tools.run(call["name"], arguments)
+            else:
+                answer = record(call["name"], arguments, lambda: self.tools.run(call["name"], arguments))
+            span.returned(answer)
+        return answer
 
     def _spawn_subtask(self, request: dict[str, Any]) -> str:
         """CONTINUATION: the Task System runs the subtask; its result is the tool's answer and the

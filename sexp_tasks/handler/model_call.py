@@ -84,7 +84,13 @@ class ModelCaller:
         record = self.services.record_turn
         answer_it = partial(self._answer, request, turn, prompt_tokens)
         paid_before = self._paid
-        answer, sent = answer_it() if record is None else record(request, answer_it)
+        with self.services.tracer.chat(request, turn) as span:
+            try:
+                answer, sent = answer_it() if record is None else record(request, answer_it)
+            except CallFailed as failed:
+                span.failed(failed.error)
+                raise
+            span.answered(answer)
         if self._paid == paid_before:  # not sent for: replayed, reused, cached or from the journal
             self._hand_whole(answer)
         if sent.response_format is None and request.response_format is not None:

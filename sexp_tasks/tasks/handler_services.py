@@ -62,6 +62,7 @@ def make_handler_services(
         ready_answer=ready_answer,  # the run --reuse names, then the cache (SPEC §11.2)
         keep_answer=keep_answer,
         open_stream=system.open_stream,  # the terminal's live region, with the stream setting
+        tracer=system.tracer,  # OpenTelemetry's spans, with the otel setting (SPEC §11.4)
     )
 
 

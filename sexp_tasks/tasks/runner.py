@@ -18,6 +18,7 @@ from ..handler.handler import Handler
 from ..handler.model_request import ModelAnswer, ModelRequest
 from ..handler.python_tools import PythonTool
 from ..handler.retries import request_limits
+from ..handler.tracing import NO_TRACER, Tracer
 from ..lang.values import Value
 from ..resources import data_dir
 from ..results import FAILED, TaskResult, record_verdict
@@ -74,13 +75,15 @@ class TaskSystem:
         library: TaskLibrary | None = None,
         memory_query: MemoryQuery | None = None,
         open_stream: OpenStream | None = None,
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         """err: the runtime's standard error, where ask_user asks and loops draw their progress;
         library: the templates (a batch row's copy of the batch's; default: none loaded yet);
         memory_query: the Memory System, for fresh context; open_stream: where the answers of
         model calls are shown as they arrive (the terminal's live region), None: calls are not
-        streamed."""
+        streamed; tracer: where the spans of task calls, turns, tools and scripts go."""
         self.settings = settings
+        self.tracer = tracer
         self.err = err or sys.stderr
         self.open_stream = open_stream
         self.library = library if library is not None else TaskLibrary(warn)
@@ -303,6 +306,7 @@ class TaskSystem:
         prompt, config, options = call.prompt, call.config, call.options
 
         def perform() -> TaskResult:
+            traced.note({"sexp.step": run_context().step})  # the task's own step, inside the journal's
             refused = self._over_budget(template)
             if refused is not None:
                 return refused
@@ -317,13 +321,15 @@ class TaskSystem:
             return result
 
         journal = self.journal
-        if journal is None:
-            result = perform()
-        else:
-            stamps = file_stamps(call.files, config.workspace)
-            request = fingerprint(prompt, config.tools, config.max_turns, options.subtype, stamps)
-            kind = "subtask" if operator == "subtask" else "task"
-            result = journal.record(kind, template.name, site or span, request, perform)
+        with self.tracer.task(template.name, prompt.model, run_context().step) as traced:
+            if journal is None:
+                result = perform()
+            else:
+                stamps = file_stamps(call.files, config.workspace)
+                request = fingerprint(prompt, config.tools, config.max_turns, options.subtype, stamps)
+                kind = "subtask" if operator == "subtask" else "task"
+                result = journal.record(kind, template.name, site or span, request, perform)
+            traced.finished(result)
         self._history.record(options.history, prompt, result)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
             self._warn_once(f"{template.name}: {warning}")

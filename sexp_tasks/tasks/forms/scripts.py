@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ...config import Settings
 from ...errors import FormError, Span, TypeError_, ValueError_
+from ...handler.tracing import NO_TRACER
 from ...lang.forms import walk_all_clauses
 from ...lang.printer import to_repr
 from ...lang.suggest import did_you_mean
 from ...lang.values import Code, Value
 from ...process.script_runner import ScriptRequest, run_script
-from ...results import ScriptResult
+from ...results import ScriptResult, TaskResult
 from ...runs.journal import fingerprint
 from ...syntax.nodes import FunctionCallNode, Keyword, Node
 from ..runner import TaskSystem
@@ -69,10 +70,17 @@ def compile_run_script(form: FunctionCallNode, scope: Scope | None, tail: bool, 
             return run_script(request, Path(os.path.realpath(settings.workspace)), settings)
 
         journal = system.journal if system is not None else None
-        if journal is None:
-            return perform()
-
-        return journal.record("script", request.shown(), span, fingerprint(request.to_record()), perform)
+        tracer = system.tracer if system is not None else NO_TRACER
+        result: TaskResult
+        with tracer.script(request.shown()) as traced:
+            if journal is None:
+                result = perform()
+            else:
+                result = journal.record(
+                    "script", request.shown(), span, fingerprint(request.to_record()), perform
+                )
+            traced.finished(result)
+        return result
 
     return run
 
