@@ -125,8 +125,8 @@ class MockScript:
         entry = replies[min(number, len(replies) - 1)]
         if isinstance(entry, str):
             return MockReply(entry)
-        calls = list(entry.get("tool_calls") or [])
-        return MockReply(str(entry.get("content") or ""), calls, entry.get("error"), entry.get("status"))
+        asked = list(entry.get("tool_calls") or [])
+        return MockReply(str(entry.get("content") or ""), asked, entry.get("error"), entry.get("status"))
 
     def _running_out(self, key: str, template: str) -> None:
         """Warn, the first time only, that a list of replies ran out."""
