@@ -126,12 +126,11 @@ class Settings:
         None,
         (str, list),
         "--model",
-        metavar="MODEL[,MODEL...]",
         env="SEXP_MODEL",
         ranked="model_override",
         convert=model_setting,
         help="the model of every task call that names none itself (it overrides a template's <model>);"
-        " several, separated by commas, are a fallback chain",
+        " A,B: a fallback chain",
     )
     model_override: str | None = None  # from --model, model= or the REPL's :model: above a template's
     api_base: str | None = setting(None, (str,), env="SEXP_API_BASE")
