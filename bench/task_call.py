@@ -68,7 +68,7 @@ def cases(base_url: str) -> list[tuple[str, HandlerConfig, TaskPrompt, str]]:
     plain = HandlerConfig(api_base=base_url, num_retries=0)
     tuned = HandlerConfig(api_base=base_url, num_retries=0, generation=GENERATION)
     spec = OutputSpec(type="json", json_schema=SCHEMA, native="always")
-    ask = TaskPrompt(template="bench", instructions="Say something.", model="openai/test-model")
+    ask = TaskPrompt(template="bench", instructions="Say something.", models=("openai/test-model",))
     return [
         ("plain", plain, ask, ANSWER),
         ("generation + schema", tuned, replace(ask, output=spec), JSON_ANSWER),

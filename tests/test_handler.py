@@ -52,7 +52,7 @@ def run(
         options["api_base"] = server.base_url
     options.update(config)
     prompt = prompt or TaskPrompt(template="greet", instructions="Say hello.")
-    prompt = replace(prompt, model=options.pop("model"))  # the model is the prompt's
+    prompt = replace(prompt, models=(options.pop("model"),))  # the model is the prompt's
     return Handler(HandlerConfig(**options), services or HandlerServices()).run(prompt)
 
 

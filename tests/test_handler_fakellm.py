@@ -105,7 +105,7 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_plain_answer(fakellm: str, model: str, suffix: str) -> None:
     config = HandlerConfig(api_base=fakellm + suffix, num_retries=0, timeout=scaled(10))
-    prompt = TaskPrompt(template="t", instructions="Say hello", model=model)
+    prompt = TaskPrompt(template="t", instructions="Say hello", models=(model,))
     result = Handler(config, HandlerServices()).run(prompt)
     assert result.status == COMPLETE, result.error
     assert result.content == "Hi from fakellm" and result.notes["dataUsage"] == "none"
@@ -124,7 +124,7 @@ def test_tool_loop(fakellm: str, model: str, suffix: str, workspace: Path) -> No
         tools=("read_file",),
         workspace=workspace,
     )
-    prompt = TaskPrompt(template="t", instructions=f"Read data.txt ({model})", model=model)
+    prompt = TaskPrompt(template="t", instructions=f"Read data.txt ({model})", models=(model,))
     result = Handler(config, HandlerServices()).run(prompt)
     assert result.status == COMPLETE, result.error
     assert result.content == "the file says: fake file text" and result.notes["resources"]["turns"] == 2
@@ -132,7 +132,7 @@ def test_tool_loop(fakellm: str, model: str, suffix: str, workspace: Path) -> No
 
 def test_rate_limit(fakellm: str) -> None:
     config = HandlerConfig(api_base=fakellm + "/v1", num_retries=0, timeout=scaled(10))
-    prompt = TaskPrompt(template="t", instructions="overload now", model="openai/gpt-4o-mini")
+    prompt = TaskPrompt(template="t", instructions="overload now", models=("openai/gpt-4o-mini",))
     result = Handler(config, HandlerServices()).run(prompt)
     assert result.status == FAILED and result.error is not None and result.error.reason == "rate_limit"
     assert "sk-canary" not in str(result.to_json())

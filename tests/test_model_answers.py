@@ -34,7 +34,7 @@ def run(server: LLMServer, output: OutputSpec | None = None, **config: Any) -> T
     options: dict[str, Any] = {"model": "openai/test-model", "num_retries": 0, "timeout": 10.0}
     options.update(api_base=server.base_url, **config)
     model = options.pop("model")
-    prompt = TaskPrompt("classify", "Bug or feature?", output=output or OutputSpec(), model=model)
+    prompt = TaskPrompt("classify", "Bug or feature?", output=output or OutputSpec(), models=(model,))
     return Handler(HandlerConfig(**options), HandlerServices()).run(prompt)
 
 

@@ -30,7 +30,7 @@ def server(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> LLMServer:
 
 
 def run(server: LLMServer, services: HandlerServices, prompt: TaskPrompt | None = None, **config: Any) -> Any:
-    prompt = prompt or TaskPrompt("greet", "Say hello.", model="openai/test-model")
+    prompt = prompt or TaskPrompt("greet", "Say hello.", models=("openai/test-model",))
     options = {"api_base": server.base_url, "num_retries": 0, "timeout": scaled(10.0), **config}
     return Handler(HandlerConfig(**options), services).run(prompt)
 
@@ -69,7 +69,7 @@ def test_a_refused_response_format_is_replayed_as_it_was_sent(server: LLMServer,
     server.answer = None
     server.script('{"a": 1}')
     output = OutputSpec("json", json_schema=SCHEMA, native="always")
-    prompt = TaskPrompt("person", "Who?", output=output, model="openai/refusing-model")
+    prompt = TaskPrompt("person", "Who?", output=output, models=("openai/refusing-model",))
     path = workspace / "refused.jsonl"
     recorded = run(server, HandlerServices(cassette=Cassette(path, "record")), prompt)
     assert recorded.status == COMPLETE and len(server.requests) == 2

@@ -76,7 +76,7 @@ def test_a_stream_past_max_tokens_is_stopped_with_its_text_kept(server: LLMServe
     server.script(slow_reply())
     budget = CostBudget()
     result, heard = streamed(
-        server, TaskPrompt("long", "Go on.", model=CHEAP), budget, generation={"max_tokens": 5}
+        server, TaskPrompt("long", "Go on.", models=(CHEAP,)), budget, generation={"max_tokens": 5}
     )
     assert result.status == FAILED
     assert (result.error.type, result.error.resource) == ("RESOURCE_EXHAUSTION", "output")
@@ -99,7 +99,7 @@ def test_a_stream_past_max_tokens_is_stopped_with_its_text_kept(server: LLMServe
 def test_tool_call_arguments_count_as_output(server: LLMServer, workspace: Path) -> None:
     arguments = {"path": " ".join(f"part{i}" for i in range(60))}
     server.script(Scripted(content=None, tool_calls=[{"name": "read_file", "arguments": arguments}]))
-    prompt = TaskPrompt("reader", "Read.", model=CHEAP)
+    prompt = TaskPrompt("reader", "Read.", models=(CHEAP,))
     result, _ = streamed(
         server, prompt, generation={"max_tokens": 5}, tools=("read_file",), workspace=workspace
     )
@@ -111,12 +111,12 @@ def test_tool_call_arguments_count_as_output(server: LLMServer, workspace: Path)
 def budget_for(prompt: TaskPrompt, output_tokens: int) -> float:
     """A budget that holds prompt's first request and output_tokens of its answer."""
     messages = Handler(HandlerConfig(), HandlerServices()).request(prompt).messages
-    return estimate_cost(prompt.model, tokens.count_messages(messages), output_tokens)
+    return estimate_cost(prompt.models[0], tokens.count_messages(messages), output_tokens)
 
 
 def test_a_stream_whose_cost_would_pass_max_cost_is_stopped_midway(server: LLMServer) -> None:
     server.script(slow_reply())
-    prompt = TaskPrompt("long", "Go on.", model=PRICEY)
+    prompt = TaskPrompt("long", "Go on.", models=(PRICEY,))
     limit = budget_for(prompt, 20)
     budget = CostBudget(limit)
     result, heard = streamed(server, prompt, budget)
@@ -140,7 +140,7 @@ def test_other_calls_reservations_count_against_a_stream(server: LLMServer) -> N
     the budget would stop it past 60 output tokens, max_tokens past 40 (and its slack), but
     another call holds 20 tokens' worth, so the budget stops it first."""
     server.script(slow_reply())
-    prompt = TaskPrompt("long", "Go on.", model=PRICEY)
+    prompt = TaskPrompt("long", "Go on.", models=(PRICEY,))
     limit = budget_for(prompt, 61)
     budget = CostBudget(limit)
     held = estimate_cost(PRICEY, 0, 20)
@@ -156,7 +156,7 @@ def test_a_stream_under_both_limits_completes_unchanged(server: LLMServer) -> No
     pieces = ["<output>", *PIECES[:10], "</output>"]
     server.script(Scripted(content="".join(pieces), pieces=pieces, chunk_delay=scaled(0.01)))
     budget = CostBudget(1.0)
-    prompt = TaskPrompt("short", "Go on.", model=CHEAP)
+    prompt = TaskPrompt("short", "Go on.", models=(CHEAP,))
     result, heard = streamed(server, prompt, budget, generation={"max_tokens": 100})
     assert (result.status, result.content) == (COMPLETE, "".join(PIECES[:10]))
     assert heard.pieces == pieces
@@ -171,7 +171,7 @@ def test_an_unstreamed_call_is_not_stopped(server: LLMServer) -> None:
     server.script(Scripted(content=WHOLE))
     services = HandlerServices(budget=CostBudget(1.0))
     config = HandlerConfig(api_base=server.base_url, num_retries=0, generation={"max_tokens": 5})
-    result = Handler(config, services).run(TaskPrompt("long", "Go on.", model=CHEAP))
+    result = Handler(config, services).run(TaskPrompt("long", "Go on.", models=(CHEAP,)))
     assert (result.status, result.content) == (COMPLETE, WHOLE)
 
 
@@ -220,7 +220,7 @@ def test_session_stream_yields_the_pieces_then_the_failed_result(
 
 def test_sexp_run_with_max_cost_shows_the_failed_line(workspace: Path, server: LLMServer) -> None:
     """On a terminal `sexp run` streams its answers: a stream past --max-cost is stopped."""
-    prompt = TaskPrompt("long", "Go on.", model=PRICEY)
+    prompt = TaskPrompt("long", "Go on.", models=(PRICEY,))
     limit = budget_for(prompt, 20) * 1.5  # the CLI's prompt differs a little from the Handler's
     (workspace / "long.sexp").write_text('(defatom long (instructions "Go on."))\n(long)\n', encoding="utf-8")
     server.script(slow_reply(0.05))
@@ -243,7 +243,7 @@ def test_sexp_run_with_max_cost_shows_the_failed_line(workspace: Path, server: L
 def test_the_async_transport_stops_a_stream_too(server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SEXP_LLM_TRANSPORT", "async")
     server.script(slow_reply())
-    prompt = TaskPrompt("long", "Go on.", model=CHEAP)
+    prompt = TaskPrompt("long", "Go on.", models=(CHEAP,))
     result, heard = streamed(server, prompt, generation={"max_tokens": 5})
     assert (result.status, result.error.resource) == (FAILED, "output")
     assert "".join(heard.pieces) == result.content and len(result.content) < len(WHOLE)

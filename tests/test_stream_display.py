@@ -267,7 +267,7 @@ def test_each_request_sent_opens_a_stream_closed_when_it_ends_a_broken_one_too(
     server.script(Scripted(pieces=pieces, drop_after=2), Scripted(pieces=pieces))
     opened = Opened()
     config = HandlerConfig(api_base=server.base_url, num_retries=1, retry_delay=0.01, timeout=scaled(10))
-    prompt = TaskPrompt("greet", "Say hello.", model="openai/test-model")
+    prompt = TaskPrompt("greet", "Say hello.", models=("openai/test-model",))
     result = Handler(config, HandlerServices(open_stream=opened)).run(prompt)
     assert result.content == "Hello there"
     assert opened.streams == [

@@ -20,7 +20,7 @@ from sexp_tasks.handler.model_request import ModelAnswer, ModelRequest
 from sexp_tasks.handler.replay import MockScript
 from sexp_tasks.results import COMPLETE, FAILED
 
-GREET = TaskPrompt("greet", "Say hello.", model="openai/gpt-4o-mini")  # priced: the cost is counted
+GREET = TaskPrompt("greet", "Say hello.", models=("openai/gpt-4o-mini",))  # priced: the cost is counted
 PIECES = ["<output>", "Hello", " there,", " world", "</output>"]
 
 
@@ -194,7 +194,7 @@ def test_the_async_transport_streams_too(server: LLMServer, monkeypatch: pytest.
 
 
 def test_a_mock_model_streams_its_text_and_counts_as_unstreamed(server: LLMServer) -> None:
-    prompt = TaskPrompt("greet", "Say hello.", model="mock/m")
+    prompt = TaskPrompt("greet", "Say hello.", models=("mock/m",))
     kept: list[tuple[ModelRequest, ModelAnswer]] = []
     heard = Heard()
     for hook in (None, heard):
@@ -215,7 +215,7 @@ def test_a_mock_model_answers_tool_calls_whole(server: LLMServer, workspace: Pat
     mock = MockScript([call, "<output>read it</output>"])
     heard = Heard()
     services = HandlerServices(mock=mock, open_stream=heard)
-    prompt = TaskPrompt("reader", "Read.", model="mock/m")
+    prompt = TaskPrompt("reader", "Read.", models=("mock/m",))
     result = run(server, services, prompt, tools=("read_file",), workspace=workspace)
     assert (result.status, result.content) == (COMPLETE, "read it")
     assert "".join(text for _, text in heard.pieces) == "<output>read it</output>"

@@ -55,7 +55,7 @@ def run(
     config = HandlerConfig(api_base=server.base_url if server else None, max_turns=max_turns, num_retries=0)
     services = HandlerServices(mock=mock or MockScript())
     output = OutputSpec("json", kind, schema, native=native, retries=retries)
-    prompt = TaskPrompt(template, "Who wrote the first program?", output=output, model=model)
+    prompt = TaskPrompt(template, "Who wrote the first program?", output=output, models=(model,))
     return Handler(config, services).run(prompt)
 
 
@@ -142,7 +142,7 @@ def test_a_refusal_costs_one_request_once_per_process(server: LLMServer) -> None
     server.script(GOOD)
     config = HandlerConfig(api_base=server.base_url, num_retries=2)
     output = OutputSpec("json", json_schema=SCHEMA, native="always")
-    prompt = TaskPrompt("person", "Who?", output=output, model="openai/test-model")
+    prompt = TaskPrompt("person", "Who?", output=output, models=("openai/test-model",))
     first = Handler(config, HandlerServices()).run(prompt)
     second = Handler(config, HandlerServices()).run(prompt)
     assert (first.status, second.status) == (COMPLETE, COMPLETE)
@@ -154,7 +154,7 @@ def test_another_failure_of_a_native_call_keeps_litellm_retries(server: LLMServe
     server.script(Scripted(status=500), Scripted(status=500), GOOD)
     config = HandlerConfig(api_base=server.base_url, num_retries=2)
     output = OutputSpec("json", json_schema=SCHEMA, native="always")
-    prompt = TaskPrompt("person", "Who?", output=output, model="openai/test-model")
+    prompt = TaskPrompt("person", "Who?", output=output, models=("openai/test-model",))
     result = Handler(config, HandlerServices()).run(prompt)
     assert result.status == COMPLETE and result.notes["warnings"] == []
     assert ["response_format" in r.body for r in server.requests] == [True, True, True]

@@ -25,7 +25,7 @@ class BatchSettings(TypedDict, total=False):
     """The settings `batch` takes as keywords: every setting but `concurrency`, which is batch's
     own keyword (how many rows run at once). None for any of them means not given."""
 
-    model: str | None
+    model: str | list[str] | tuple[str, ...] | None  # several: a fallback chain (SPEC §11.4)
     api_base: str | None
     templates: _File | list[_File] | tuple[_File, ...] | None
     max_turns: int | None

@@ -33,7 +33,7 @@ def add_setting_option(parser: argparse._ActionsContainer, name: str, help: str 
     row = SETTING_ROWS[name]
     assert row.flag is not None, f"setting {name} has no flag"
     text = row.help if help is None else help
-    if list in row.types:
+    if list in row.types and row.convert is None:  # directories: the flag may be repeated
         parser.add_argument(row.flag, action="append", default=[], metavar=row.metavar, help=text)
     elif bool in row.types:  # None when not given; given, the value its flag sets (--no-stream: False)
         parser.add_argument(row.flag, action="store_const", const=row.flag_value, default=None, help=text)

@@ -86,7 +86,10 @@ def load_settings(directory: Path, given: Mapping[str, Any], *, from_api: bool =
         if row.env is None or not os.environ.get(row.env):
             continue
         text = os.environ[row.env]
-        value = tuple(text.split(os.pathsep)) if list in row.types else text
+        if row.convert is not None:  # a model chain: its own separator, not the path list's
+            value = row.convert(text, row.env)
+        else:
+            value = tuple(text.split(os.pathsep)) if list in row.types else text
         if row.ranked is None:
             _in_range(row, value, row.env)
         source = environment_source(row.env)
@@ -116,7 +119,7 @@ def _accepted(given: Mapping[str, Any], from_api: bool) -> dict[str, Any]:
         if value is None:
             continue
         row = SETTING_ROWS[name]
-        if list in row.types:  # directories: one, or a list of them
+        if list in row.types and row.convert is None:  # directories: one, or a list of them
             value = _listed(value)
         _of_type(row, value, f"'{name}'")
         if row.convert is not None:

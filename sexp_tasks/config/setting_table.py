@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import UsageError
 from ..generation import GenerationError, check_generation, merge_generation
 from ..lang.deepstack import DEFAULT_RECURSION_LIMIT  # the core's own default (lang knows no config)
+from .model_chain import model_setting
 
 # What a setting may hold, and how to say so: a test and the words after "must be" (SPEC §10.1).
 Range = tuple[Callable[[Any], bool], str]
@@ -122,13 +123,17 @@ _PATH = (str, os.PathLike)
 class Settings:
     """Everything a run may be configured with; a field made by `setting` is a row of SETTINGS."""
 
-    model: str | None = setting(  # from sexp.toml or SEXP_MODEL: below a template's own <model>
+    # from sexp.toml or SEXP_MODEL: below a template's own <model>. A chain (SPEC §11.4) is held
+    # joined by commas, as --model and SEXP_MODEL take it (config/model_chain.py)
+    model: str | None = setting(
         None,
-        (str,),
+        (str, list),
         "--model",
         env="SEXP_MODEL",
         ranked="model_override",
-        help="the model of every task call that names none itself (it overrides a template's <model>)",
+        convert=model_setting,
+        help="the model of every task call that names none itself (it overrides a template's <model>);"
+        " A,B: a fallback chain",
     )
     model_override: str | None = None  # from --model, model= or the REPL's :model: above a template's
     api_base: str | None = setting(None, (str,), env="SEXP_API_BASE")

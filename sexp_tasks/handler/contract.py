@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -61,9 +61,19 @@ class TaskPrompt:
     file_paths: tuple[str, ...] = ()  # files the Handler reads into the user message (workspace-confined)
     history: tuple[tuple[str, str], ...] = ()  # earlier (user, assistant) exchanges to replay first
     output: OutputSpec = OutputSpec()
-    # the model every turn asks (litellm form, or mock/<name>), as the Task System resolved it:
-    # the one place a call's model is kept
-    model: str = ""
+    # the models the turns ask (litellm form, or mock/<name>), as the Task System resolved them:
+    # the one place a call's models are kept. A chain (SPEC §11.4): the first is asked; after it
+    # fails with a provider error (after its retries) the next, with the same conversation, which
+    # then stays with the model that answered.
+    models: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        """The dataclass's repr, with a chain of one written `model='m'` as before chains: it
+        keys a recorded task step (runs/journal.py), so a run recorded then resumes as it was."""
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.name != "models"]
+        one = len(self.models) <= 1
+        shown.append(f"model={(self.models or ('',))[0]!r}" if one else f"models={self.models!r}")
+        return f"TaskPrompt({', '.join(shown)})"
 
 
 @dataclass(frozen=True)

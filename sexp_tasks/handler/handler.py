@@ -64,18 +64,19 @@ class Handler:
         bare = self._prepare(prompt)
         in_output = not prompt.output.disable_reparsing and not bare  # answers come inside <output>
         deadline = None if self.config.time_limit is None else Deadline.after(self.config.time_limit)
-        caller = ModelCaller(self.config, self.services, prompt.template, in_output, self.warnings, deadline)
-        self.context_limit = int(self.config.max_context_window_fraction * input_window(prompt.model))
+        caller = ModelCaller(
+            self.config, self.services, prompt.template, in_output, self.warnings, deadline, prompt.models
+        )
         messages = self.messages(prompt, bare)
         turns = 0
         try:
-            answer = self._converse(caller, prompt.model, messages, in_output)
+            answer = self._converse(caller, messages, in_output)
             reading = read_answer(answer.text, prompt.output, bare=bare)
             while reading.violations and self.repairs < prompt.output.retries:
                 self.repairs, turns = self.repairs + 1, self.turns
                 messages.append({"role": "assistant", "content": answer.text})
                 messages.append({"role": "user", "content": repair_request(reading.violations)})
-                answer = self._converse(caller, prompt.model, messages, in_output)
+                answer = self._converse(caller, messages, in_output)
                 reading = read_answer(answer.text, prompt.output, bare=bare)
         except _Stop as stop:
             if self.repairs and self.turns == turns and stop.error.resource in ("turns", "context", "cost"):
@@ -92,14 +93,14 @@ class Handler:
     def _prepare(self, prompt: TaskPrompt) -> bool:
         """Decide whether the JSON Schema goes as response_format; whether the prompt asks for
         bare JSON (a native JSON answer is), which holds even once a refusal drops response_format."""
-        self.response_format = response_format(prompt.output, prompt.model, prompt.template)
+        self.response_format = response_format(prompt.output, prompt.models[0], prompt.template)
         return self.response_format is not None
 
     def request(self, prompt: TaskPrompt) -> ModelRequest:
         """The request the first turn of run(prompt) sends, built as run builds it; nothing is
         sent (`sexp tasks render`)."""
         bare = self._prepare(prompt)
-        return self._request(prompt.model, self.messages(prompt, bare), self.tools.schemas() or None)
+        return self._request(prompt.models[0], self.messages(prompt, bare), self.tools.schemas() or None)
 
     def _request(
         self, model: str, messages: list[dict[str, Any]], schemas: list[dict[str, Any]] | None
@@ -115,12 +116,13 @@ class Handler:
         self.warnings.extend(problems)
         return messages
 
-    def _converse(
-        self, caller: ModelCaller, model: str, messages: list[dict[str, Any]], in_output: bool
-    ) -> ModelAnswer:
-        """Call the model until it answers without tool calls; _Stop on any failure."""
+    def _converse(self, caller: ModelCaller, messages: list[dict[str, Any]], in_output: bool) -> ModelAnswer:
+        """Call the model until it answers without tool calls; _Stop on any failure. Each turn asks
+        the model the conversation is with (a chain's first, until it fails: fallbacks.py)."""
         schemas = self.tools.schemas() or None
         while True:
+            model = caller.model
+            self.context_limit = int(self.config.max_context_window_fraction * input_window(model))
             self._check_budget(messages, schemas, caller.deadline, model)
             answer = self._call(caller, self._request(model, messages, schemas))
             self.turns += 1
@@ -239,9 +241,14 @@ class Handler:
     ) -> TaskResult:
         """A TaskResult whose notes carry the model's notes and this session's metrics."""
         all_notes = dict(notes or {})
-        all_notes.update(template=prompt.template, model=prompt.model, **caller.used())
+        # model: the one that answered (a chain's model the conversation stayed with, SPEC §11.4)
+        all_notes.update(template=prompt.template, model=caller.model, **caller.used())
         all_notes.update(resources=self._resources(), warnings=list(self.warnings))
-        extras = {"subtasks": list(self.subtasks), "retries": list(caller.retries)}  # retries: `sexp trace`
+        extras = {  # retries and fallbacks: `sexp trace`
+            "subtasks": list(self.subtasks),
+            "retries": list(caller.retries),
+            "fallbacks": list(caller.fallbacks),
+        }
         all_notes.update((key, value) for key, value in extras.items() if value)
         if prompt.output.retries:  # the repair messages sent, when the template allows any
             all_notes["repairs"] = self.repairs

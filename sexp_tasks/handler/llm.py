@@ -116,7 +116,11 @@ def complete(
     ProviderError when it fails (retries are the caller's: handler/retries.py), carrying the text
     a broken stream gave before it broke (`partial`). A streamed request hands each piece of text
     to on_text as it arrives, in the thread reading the stream (under the async transport, the
-    shared loop's), and is stopped at its limits (StreamStopped). Safe to call from any thread."""
+    shared loop's), and is stopped at its limits (StreamStopped). Safe to call from any thread.
+    A mock reply that scripts a provider error raises it (nothing is imported or sent)."""
+    scripted = mock.failure() if mock is not None else None
+    if scripted is not None:
+        raise scripted
     litellm = _litellm()
     options = request.litellm_arguments()
     options["timeout"] = timeout

@@ -30,9 +30,10 @@ from ..run_context import run_context
 from . import llm
 from .contract import TEXT_RECEIVER, HandlerConfig, HandlerServices, OpenStream, Sent
 from .cost import call_reservation
+from .fallbacks import chain_failure, fallback_note
 from .model_info import known_output_limit
 from .model_request import ModelAnswer, ModelRequest
-from .provider_errors import ProviderError
+from .provider_errors import ProviderError, falls_back
 from .replay import MockReply
 from .retries import Attempts, Deadline, failure
 from .stream_reading import StreamLimits, StreamStopped
@@ -42,12 +43,19 @@ from .tokens import count_output, model_counter
 
 class CallFailed(Exception):
     """A model call that fails the task (the provider's error, or the budget's refusal); partial:
-    the text of a streamed answer that broke midway ("" when none)."""
+    the text of a streamed answer that broke midway ("" when none); provider: the provider's
+    error it was, when it was one (a chain's next model may then be asked: fallbacks.py)."""
 
-    def __init__(self, error: TaskError, partial: str = "") -> None:
+    def __init__(self, error: TaskError, partial: str = "", provider: ProviderError | None = None) -> None:
         super().__init__(error.message)
         self.error = error
         self.partial = partial
+        self.provider = provider
+
+    @property
+    def falls_back(self) -> bool:
+        """Whether a model chain moves to its next model after this failure (SPEC §11.4)."""
+        return self.provider is not None and falls_back(self.provider)
 
 
 class ModelCaller:
@@ -56,7 +64,7 @@ class ModelCaller:
 
     template and in_output_section say what a mock model's unscripted reply looks like; warnings
     is the conversation's list (a setting not sent, a refused response_format: each said once);
-    deadline is the task call's time limit, when it has one."""
+    deadline is the task call's time limit, when it has one; models the call's chain (fallbacks.py)."""
 
     def __init__(
         self,
@@ -66,6 +74,7 @@ class ModelCaller:
         in_output_section: bool,
         warnings: list[str],
         deadline: Deadline | None = None,
+        models: tuple[str, ...] = (),
     ) -> None:
         self.config = config
         self.services = services
@@ -73,16 +82,27 @@ class ModelCaller:
         self.in_output_section = in_output_section
         self.warnings = warnings
         self.deadline = deadline
+        # the chain from the model the conversation is with: a model that failed a turn is left
+        self.models = models
+        self.chained = len(models) > 1  # a retry then says which model it was (SPEC §11.4)
         self.answers: list[ModelAnswer] = []  # every turn's, from wherever it came
         self.retries: list[dict[str, Any]] = []  # each request sent again, with its turn (SPEC §11.1)
         self._paid = 0  # the requests sent for so far (_pay)
+        self.fallbacks: list[dict[str, Any]] = []  # each model that failed a turn, the next then asked
+
+    @property
+    def model(self) -> str:
+        """The model the conversation's next turn asks first."""
+        return self.models[0]
 
     def call(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
         """The answer to request, the conversation's turn number `turn` (its prompt `prompt_tokens`
-        long), and the request as sent: without response_format when that was dropped. A turn of a
-        recorded run is journaled, and on resume answered from the store (SPEC §6)."""
+        long), and the request as sent: without response_format when that was dropped, to the
+        chain's model that answered. A turn of a recorded run is journaled (its every model's
+        attempt one step: a resumed run asks none that failed again), and on resume answered from
+        the store (SPEC §6)."""
         record = self.services.record_turn
-        answer_it = partial(self._answer, request, turn, prompt_tokens)
+        answer_it = partial(self._walk, request, turn, prompt_tokens)
         paid_before = self._paid
         with self.services.tracer.chat(request, turn) as span:
             try:
@@ -94,9 +114,31 @@ class ModelCaller:
         if self._paid == paid_before:  # not sent for: replayed, reused, cached or from the journal
             self._hand_whole(answer)
         if sent.response_format is None and request.response_format is not None:
-            self._warn(refusal_warning(request.model))  # the conversation goes on without it (§10.2)
+            self._warn(refusal_warning(sent.model))  # the conversation goes on without it (§10.2)
+        if sent.model in self.models:  # the conversation stays with the model that answered
+            self.models = self.models[self.models.index(sent.model) :]
         self.answers.append(answer)
         return answer, sent
+
+    def _walk(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
+        """The answer of the chain's first model that gives one (fallbacks.py), with the request as
+        sent; CallFailed when one fails so that no other may be asked, or the last fails."""
+        chain = self.models if request.model in self.models[:1] else (request.model,)
+        failed: list[dict[str, Any]] = []
+        for number, model in enumerate(chain, 1):
+            try:
+                return self._answer(request.for_model(model), turn, prompt_tokens)
+            except CallFailed as failure:
+                ran_out = number == len(chain)
+                passed = self.deadline is not None and self.deadline.left() <= 0
+                if not failure.falls_back or ran_out or passed:
+                    if not failed:
+                        raise
+                    error = chain_failure(failed, model, failure.error, failure.falls_back)
+                    raise CallFailed(error, failure.partial) from None
+                failed.append(fallback_note(turn, model, failure.error))
+                self.fallbacks.append(failed[-1])
+        raise AssertionError("a model chain is never empty")
 
     def used(self) -> dict[str, Any]:
         """The notes' record of what the turns used: usage (tokens), cost_usd and latency_ms."""
@@ -113,7 +155,10 @@ class ModelCaller:
         services = self.services
         cassette = services.cassette
         if cassette is not None and cassette.replaying:
-            replayed, sent = cassette.replay(request)
+            try:
+                replayed, sent = cassette.replay(request)
+            except ProviderError as err:  # recorded failing: a chain moves on as it did
+                raise CallFailed(failure(err, request.model), provider=err) from None
             services.budget.spend(replayed)
             return replayed, sent
         ready = services.ready_answer(request) if services.ready_answer is not None else None
@@ -121,7 +166,12 @@ class ModelCaller:
             services.budget.spend(ready)  # a call of the run that cost nothing now
             answer, sent = ready, request
         else:
-            answer, sent = self._pay(request, turn, prompt_tokens)
+            try:
+                answer, sent = self._pay(request, turn, prompt_tokens)
+            except CallFailed as failed:
+                if cassette is not None and failed.provider is not None:
+                    cassette.record_failure(request, failed.provider)
+                raise
             if services.keep_answer is not None:
                 services.keep_answer(request, answer)
         if cassette is not None:
@@ -164,14 +214,15 @@ class ModelCaller:
             if err.partial and not request.model.startswith("mock/"):  # a broken stream's text was paid for
                 answer = broken_answer(err.partial, request.model, prompt_tokens)
                 self.answers.append(answer)
-            raise CallFailed(failure(err, request.model, len(attempts.retries)), err.partial) from None
+            raise CallFailed(failure(err, request.model, len(attempts.retries)), err.partial, err) from None
         except StreamStopped as stop:  # what it gave is paid for: counted, and settled below
             answer = stopped_answer(stop, request.model, prompt_tokens)
             self.answers.append(answer)
             raise CallFailed(stop.error, stop.text) from None
         finally:
             self.services.budget.settle(reserved, answer)  # the real cost replaces the estimate
-            self.retries += [{"turn": turn, **retry} for retry in attempts.retries]
+            model = {"model": request.model} if self.chained else {}
+            self.retries += [{"turn": turn, **model, **retry} for retry in attempts.retries]
         return answer, sent
 
     def _send(

@@ -98,6 +98,10 @@ class ModelRequest:
         """The same request sent without response_format (the schema is in the prompt only)."""
         return replace(self, response_format=None)
 
+    def for_model(self, model: str) -> ModelRequest:
+        """The same request asked of another model (a chain's next: SPEC §11.4); its own fingerprint."""
+        return replace(self, model=model)
+
     def streamed(self, stream: bool = True) -> ModelRequest:
         """The same request, streamed or not (its fingerprint is the same)."""
         return replace(self, stream=stream)

@@ -61,6 +61,34 @@ def translate_error(litellm: Any, exc: Exception) -> ProviderError:
 _RETRYABLE = frozenset(("rate_limit", "timeout", "connection"))
 
 
+# The reasons a ProviderError gives (a TASK_FAILURE's `reason`), as a mock reply may script them.
+REASONS = (
+    "rate_limit",
+    "timeout",
+    "connection",
+    "authentication",
+    "bad_request",
+    "context_window",
+    "provider_error",
+)
+
+
+def scripted_error(kind: str, status: int | None = None, message: str | None = None) -> ProviderError:
+    """The ProviderError a scripted reply stands for (a mock reply's `error`, a cassette's recorded
+    failure): retryable as the provider's own error of that reason and status would be."""
+    transient = kind in _RETRYABLE or (
+        kind == "provider_error" and (status is None or status >= 500 or status in (408, 409))
+    )
+    return ProviderError(kind, message or f"{kind.replace('_', ' ')} (scripted)", status, transient)
+
+
+def falls_back(err: ProviderError) -> bool:
+    """Whether a model chain moves to its next model after err (SPEC §11.4): after any provider
+    error but a rejected request (HTTP 400: what was asked is wrong, whoever is asked); a model
+    the provider does not know (404) is its own failure, and falls back."""
+    return err.kind != "bad_request" or err.status == 404
+
+
 def _lost_connection(exc: BaseException) -> bool:
     """Whether exc comes from a connection that broke (openai's APIConnectionError, below the
     InternalServerError litellm makes of it), not from an answer the provider sent."""

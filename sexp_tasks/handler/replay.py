@@ -14,14 +14,27 @@ from ..lang.suggest import did_you_mean
 from ..redact import scrub
 from ..run_context import ProgramOrder
 from .model_request import ModelAnswer, ModelRequest
+from .provider_errors import REASONS, ProviderError, scripted_error
 
 
 @dataclass
 class MockReply:
-    """A scripted answer for a mock/ model: content and tool calls ({"name", "arguments"})."""
+    """A scripted answer for a mock/ model: content and tool calls ({"name", "arguments"}); or,
+    with error (a TASK_FAILURE reason: provider_errors.REASONS), the provider's failure, as a
+    real model's request fails (retried when the reason may be, and a chain's next model tried)."""
 
     content: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    status: int | None = None
+
+    def failure(self) -> ProviderError | None:
+        """The provider error this reply scripts, or None: it is an answer."""
+        if self.error is None:
+            return None
+        return scripted_error(
+            self.error, self.status, f"{self.error.replace('_', ' ')} (a scripted mock reply)"
+        )
 
     def openai_tool_calls(self) -> list[dict[str, Any]]:
         """The tool calls in the OpenAI shape litellm's mock expects."""
@@ -112,7 +125,8 @@ class MockScript:
         entry = replies[min(number, len(replies) - 1)]
         if isinstance(entry, str):
             return MockReply(entry)
-        return MockReply(str(entry.get("content") or ""), list(entry.get("tool_calls") or []))
+        asked = list(entry.get("tool_calls") or [])
+        return MockReply(str(entry.get("content") or ""), asked, entry.get("error"), entry.get("status"))
 
     def _running_out(self, key: str, template: str) -> None:
         """Warn, the first time only, that a list of replies ran out."""
@@ -127,17 +141,28 @@ def _check_entry(entry: Any, index: int, template: str = "") -> Any:
     where = f"entry {index + 1}" + (f" for '{template}'" if template else "")
     if isinstance(entry, str):
         return entry
+    if isinstance(entry, dict) and "error" in entry:
+        if entry["error"] not in REASONS or not isinstance(entry.get("status", 0), int):
+            raise ServiceError(
+                f'mock responses: {where}: "error" is one of {", ".join(REASONS)}'
+                ' (and "status" an HTTP status number)'
+            )
+        return entry
     if isinstance(entry, dict) and isinstance(entry.get("tool_calls", []), list):
         for call in entry.get("tool_calls") or []:
             if not isinstance(call, dict) or not isinstance(call.get("name"), str):
                 raise ServiceError(f'mock responses: {where}: a tool call needs a "name"')
         return entry
-    raise ServiceError(f'mock responses: {where} must be a string or {{"content", "tool_calls"}}')
+    raise ServiceError(
+        f'mock responses: {where} must be a string, {{"content", "tool_calls"}} or {{"error"}}'
+    )
 
 
 class Cassette:
     """Model answers recorded to, or replayed from, a JSONL file keyed by the request's
-    fingerprint (a cassette an earlier version recorded, by its legacy_cassette_key)."""
+    fingerprint (a cassette an earlier version recorded, by its legacy_cassette_key). A request
+    that failed with a provider error is recorded too (`error` in place of `reply`), so that a
+    replay fails it again and a model chain moves on as it did (SPEC §11.4)."""
 
     def __init__(self, path: str | Path, mode: str) -> None:
         if mode not in ("record", "replay"):
@@ -167,8 +192,10 @@ class Cassette:
                 continue
             try:
                 entry = json.loads(line)
-                self._replies.setdefault(entry["key"], []).append(entry["reply"])
-            except (json.JSONDecodeError, KeyError, TypeError):
+                if not ("reply" in entry or isinstance(entry.get("error"), dict)):
+                    raise KeyError("reply")
+                self._replies.setdefault(entry["key"], []).append(entry)
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 raise ServiceError(
                     f"replay: cassette '{self.path}' line {number} is not a recorded reply"
                 ) from None
@@ -176,7 +203,8 @@ class Cassette:
     def replay(self, request: ModelRequest) -> tuple[ModelAnswer, ModelRequest]:
         """The recorded answer to this request (the same request's answers in recorded order), and
         the request as it was sent: without its response_format when it was recorded so (the
-        provider refused it). ServiceError when the cassette holds none."""
+        provider refused it). ServiceError when the cassette holds none; the recorded
+        ProviderError when the request failed so."""
         with self._lock:
             found = next(((key, sent) for key, sent in _keys(request) if self._replies.get(key)), None)
             if found is None:
@@ -189,13 +217,29 @@ class Cassette:
             self._served[key] = index + 1
             replies = self._replies[key]
             recorded = replies[min(index, len(replies) - 1)]
-        answer = ModelAnswer.from_record(recorded)
+        if "reply" not in recorded:
+            error = recorded["error"]
+            status = error.get("status")
+            raise scripted_error(
+                str(error.get("reason")),
+                status if isinstance(status, int) else None,
+                str(error.get("message")),
+            )
+        answer = ModelAnswer.from_record(recorded["reply"])
         return replace(answer, latency_ms=0.0, source="replayed"), sent
 
     def record(self, sent: ModelRequest, answer: ModelAnswer) -> None:
         """Append one answer under the fingerprint of the request as sent (no headers, keys or
         api_base: nothing secret is written)."""
-        entry = {"key": sent.fingerprint(), "model": sent.model, "reply": answer.as_record()}
+        self._write({"key": sent.fingerprint(), "model": sent.model, "reply": answer.as_record()})
+
+    def record_failure(self, request: ModelRequest, error: ProviderError) -> None:
+        """Append the provider error request failed with (after its retries), under its fingerprint."""
+        failure = {"reason": error.kind, "message": error.message, "status": error.status}
+        self._write({"key": request.fingerprint(), "model": request.model, "error": failure})
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        """Append one entry, scrubbed (no headers, keys or api_base: nothing secret is written)."""
         line = scrub(json.dumps(entry, sort_keys=True), shaped=False)
         with self._lock, self.path.open("a", encoding="utf-8") as stream:
             stream.write(line + "\n")

@@ -240,6 +240,7 @@ def format_trace(
         children = node.children
         detail = below + (pipe if children else space)
         lines += [detail + line for line in retry_lines(step_retries(node.row))]
+        lines += [detail + line for line in fallback_lines(step_notes_list(node.row, "fallbacks"))]
         if full:
             lines += [
                 (detail + line).rstrip() for line in _turn_lines(node.row, turns.get(node.row["key"], []))
@@ -265,6 +266,7 @@ def trace_json(run: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, An
         data["request"], data["answer"] = exchanges[-1][:2] if exchanges else (None, None)
         data["turns"] = [{"source": turn_source(turn)} for turn in turns.get(node.row["key"], [])]
         data["retries"] = step_retries(node.row)
+        data["fallbacks"] = step_notes_list(node.row, "fallbacks")
         data["children"] = data.pop("children")  # last, after the request and answer
         siblings.append(data)
         stack.extend((child, data["children"]) for child in reversed(node.children))
@@ -320,13 +322,30 @@ def _step_data(row: dict[str, Any]) -> dict[str, Any]:
 def step_retries(row: dict[str, Any]) -> list[dict[str, Any]]:
     """The model requests a task step sent again (its result's notes `retries`: turn, retry,
     reason, error, delay_s); [] for none, or when the result cannot be read."""
+    return step_notes_list(row, "retries")
+
+
+def step_notes_list(row: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The records a step's result's notes list under key (`retries`, `fallbacks`); [] for none,
+    or when the result cannot be read."""
     try:
         record = json.loads(row.get("result") or "")
     except (ValueError, TypeError):
         return []
     notes = record.get("notes") if isinstance(record, dict) else None
-    retries = notes.get("retries") if isinstance(notes, dict) else None
-    return [retry for retry in retries if isinstance(retry, dict)] if isinstance(retries, list) else []
+    items = notes.get(key) if isinstance(notes, dict) else None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def fallback_lines(fallbacks: list[dict[str, Any]]) -> list[str]:
+    """`fallback (turn 1): openai/a failed: provider_error: ...; the next model asked`, one a
+    model of a chain that failed a turn (SPEC §11.4)."""
+    lines = []
+    for note in fallbacks:
+        head = f"fallback (turn {note.get('turn', '?')}): {note.get('model', '?')} failed"
+        error = preview(str(note.get("error", "")), 100)
+        lines.append(f"{head}: {note.get('reason', '?')}: {error}; the next model asked")
+    return lines
 
 
 def retry_lines(retries: list[dict[str, Any]]) -> list[str]:

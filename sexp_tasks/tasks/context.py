@@ -123,7 +123,7 @@ class ContextFrame:
 
 # Notes that are the Handler's metrics, not what the task learned.
 _METRIC_NOTES = frozenset(
-    {"template", "model", "usage", "cost_usd", "latency_ms", "resources", "warnings", "retries"}
+    {"template", "model", "usage", "cost_usd", "latency_ms", "resources", "warnings", "retries", "fallbacks"}
 )
 
 

@@ -75,6 +75,9 @@ def journaled_turn(
     recorded = step.notes.get("request") or {}
     if "response_format" in recorded and recorded["response_format"] is None:  # a refused one (§10.2)
         request = request.without_response_format()
+    model = recorded.get("model")
+    if isinstance(model, str) and model and model != request.model:  # a chain's next answered (§11.4)
+        request = request.for_model(model)
     return ModelAnswer.from_record(step.notes["reply"]).answered_from("reused"), request
 
 

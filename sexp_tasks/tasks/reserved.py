@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.model_chain import ModelChainError, model_chain
 from ..generation import GenerationError, check_generation
 from ..lang.values import Value, type_name
 from .context import ContextError, parse_overrides
@@ -31,7 +32,7 @@ class HistoryConfig:
 class CallOptions:
     """The reserved parameters of one call, checked."""
 
-    model: str | None
+    models: tuple[str, ...]  # the call's model chain (SPEC §11.4); () when it names none
     tools: tuple[str, ...]
     files: tuple[str, ...]
     context: ContextSettings
@@ -42,9 +43,7 @@ class CallOptions:
 
 def read_options(template: TaskTemplate, reserved: dict[str, Value]) -> CallOptions:
     """The call's options; InputError naming the reserved parameter that is wrong."""
-    model = reserved.get("model")
-    if model is not None and not isinstance(model, str):
-        raise InputError("model", f"model must be a string, got {_kind(model)}")
+    models = _models(reserved.get("model"))
     tools = reserved.get("tools")
     tool_names = template.tools if tools is None else _names("tools", tools)
     files = () if reserved.get("files") is None else _names("files", reserved["files"])
@@ -64,7 +63,7 @@ def read_options(template: TaskTemplate, reserved: dict[str, Value]) -> CallOpti
     except GenerationError as err:
         raise InputError("generation", str(err)) from None
     return CallOptions(
-        model or None,
+        models,
         tool_names,
         files,
         context,
@@ -72,6 +71,19 @@ def read_options(template: TaskTemplate, reserved: dict[str, Value]) -> CallOpti
         _history(reserved.get("history_config")),
         generation,
     )
+
+
+def _models(value: Value) -> tuple[str, ...]:
+    """A call's `model`: a string (models separated by commas) or a list of strings, a chain
+    tried in order (SPEC §11.4); () when not given (or given as "", as before chains)."""
+    if value is None or value == "":
+        return ()
+    if not isinstance(value, (str, list)):
+        raise InputError("model", f"model must be a string or a list of strings, got {_kind(value)}")
+    try:
+        return model_chain(value)
+    except ModelChainError as err:
+        raise InputError("model", f"model: {err}") from None
 
 
 def _names(parameter: str, value: Value) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..config import Settings
+from ..config.model_chain import model_chain
 from ..errors import NoModelError, SexpError
 from ..generation import merge_generation
 from ..handler.contract import HandlerConfig, HandlerServices, OpenStream, OutputSpec, TaskPrompt
@@ -186,12 +187,19 @@ class TaskSystem:
         self.settings = settings
 
     # Running ----------------------------------------------------------------------------------
-    def model_for(self, template: TaskTemplate, call_model: str | None) -> str:
-        """Call-site model > --model, model= or :model (model_override) > the template's <model> >
-        SEXP_MODEL or sexp.toml's (model)."""
-        for model in (call_model, self.settings.model_override, template.model, self.settings.model):
-            if model:
-                return str(model)
+    def models_for(self, template: TaskTemplate, call_models: tuple[str, ...]) -> tuple[str, ...]:
+        """The call's model chain (SPEC §11.4), the first that names any, whole (chains are not
+        merged): call-site model > --model, model= or :model (model_override) > the template's
+        <model>s > SEXP_MODEL or sexp.toml's (model)."""
+        override, default = self.settings.model_override, self.settings.model
+        for models in (
+            call_models,
+            model_chain(override) if override else (),
+            template.models,
+            model_chain(default) if default else (),
+        ):
+            if models:
+                return models
         raise NoModelError(
             f"task '{template.name}' has no model: give one with the call's (model \"...\"), --model,"
             " the template's <model>, SEXP_MODEL, or `model` in sexp.toml"
@@ -230,7 +238,7 @@ class TaskSystem:
                 raise InputError("context", f"context: {err}") from None
         except InputError as err:
             return input_failure(template, err)
-        model = self.model_for(template, options.model)
+        models = self.models_for(template, options.models)
         workspace = Path(self.settings.workspace)
         list_command = command_listing(workspace, float(self.settings.script_timeout))
         journal = self.journal
@@ -266,7 +274,7 @@ class TaskSystem:
                 out.strict,
                 out.validate,
             ),
-            model=model,
+            models=models,
         )
         config = HandlerConfig(
             api_base=self.settings.api_base or None,  # SEXP_API_BASE is config's to read
@@ -321,7 +329,7 @@ class TaskSystem:
             return result
 
         journal = self.journal
-        with self.tracer.task(template.name, prompt.model, run_context().step) as traced:
+        with self.tracer.task(template.name, prompt.models[0], run_context().step) as traced:
             if journal is None:
                 result = perform()
             else:

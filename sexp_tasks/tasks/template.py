@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.model_chain import ModelChainError, model_chain
 from ..errors import Source, Span, TemplateError
 from ..generation import GenerationError, from_texts
 from ..handler.json_schema import schema_problem
@@ -92,7 +93,7 @@ class TaskTemplate:
     subtype: str = "standard"
     system: str | None = None
     provider: str | None = None
-    model: str | None = None
+    models: tuple[str, ...] = ()  # its <model>s: a chain, tried in order (SPEC §11.4); () for none
     inputs: tuple[InputSpec, ...] = ()
     output_format: OutputFormat = OutputFormat()
     context: ContextSettings = ContextSettings()
@@ -116,8 +117,8 @@ class TaskTemplate:
             f"task {self.name} ({self.subtype})  from {self.origin}",
             f"  description: {self.description}",
         ]
-        if self.model:
-            lines.append(f"  model: {self.model}")
+        if self.models:
+            lines.append(f"  model: {', '.join(self.models)}")
         for spec in self.inputs:
             optional = "" if spec.required else f" (optional, default {spec.default!r})"
             lines.append(f"  input {spec.name}: {spec.type}{optional}  {spec.description}".rstrip())
@@ -202,7 +203,7 @@ def _template(node: XmlNode, source: Source, origin: str) -> TaskTemplate:
         instructions=single("instructions", required=True) or "",
         system=single("system"),
         provider=single("provider"),
-        model=single("model"),
+        models=_models(node, name, span),
         inputs=tuple(_inputs(node.child("inputs"))),
         output_format=_output_format(node.child("output_format"), name, span),
         context=_context(node.child("context_management")),
@@ -216,6 +217,18 @@ def _template(node: XmlNode, source: Source, origin: str) -> TaskTemplate:
         origin=origin,
         span=span,
     )
+
+
+def _models(node: XmlNode, name: str, span: Span) -> tuple[str, ...]:
+    """The chain its <model>s name, in order (one may also name several, separated by commas);
+    a VALIDATION_ERROR for an empty one."""
+    texts = [model.text for model in node.all("model")]
+    if not texts:
+        return ()
+    try:
+        return model_chain(texts)
+    except ModelChainError as err:
+        raise TemplateError("VALIDATION_ERROR", f"task '{name}': <model>: {err}", span) from None
 
 
 def _tools(node: XmlNode | None, name: str, span: Span) -> tuple[str, ...]:

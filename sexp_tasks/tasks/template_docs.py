@@ -28,7 +28,7 @@ def template_doc(template: TaskTemplate) -> Doc:
             "\n".join(["Inputs:", *inputs]),
             "\n".join(
                 [
-                    f"Model: {template.model or DEFAULT_MODEL}",
+                    f"Model: {', '.join(template.models) or DEFAULT_MODEL}",
                     f"Output: {out.type}{schema}{out.options()}",
                     f"Defined in {template.origin}",
                 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...config.model_chain import ModelChainError, model_chain
 from ...errors import FormError
 from ...generation import GenerationError, check_generation
 from ...lang.printer import to_repr
@@ -23,7 +24,7 @@ from ..template import (
 
 NAME = "defatom"  # the form's name: where it registers (task_calls.py), and what the checks look for
 USAGE = f'{NAME}: expected ({NAME} name (params ...) (instructions "...") ...)'
-_TEXT_CLAUSES = ("instructions", "description", "system", "model", "subtype", "provider", "criteria")
+_TEXT_CLAUSES = ("instructions", "description", "system", "subtype", "provider", "criteria")
 
 
 def defatom_template(form: FunctionCallNode) -> TaskTemplate:
@@ -49,6 +50,8 @@ def _template(name: str, clauses: tuple[Node, ...], form: FunctionCallNode) -> T
         key, parts = clause.name, clause.args
         if key in _TEXT_CLAUSES:
             values[key] = _text(name, key, parts, clause)
+        elif key == "model":
+            values["models"] = _models(name, parts, clause)
         elif key == "params":
             for param in parts:
                 if isinstance(param, Symbol):
@@ -165,6 +168,18 @@ def _text(name: str, key: str, parts: tuple[Node, ...], clause: FunctionCallNode
     if len(parts) == 1 and isinstance(parts[0], Literal) and isinstance(parts[0].value, str):
         return parts[0].value
     raise FormError(f"defatom {name}: ({key} ...) takes one string", clause.span)
+
+
+def _models(name: str, parts: tuple[Node, ...], clause: FunctionCallNode) -> tuple[str, ...]:
+    """`(model "a" "b")`: the chain of models tried in order (SPEC §11.4); one string may also
+    name several, separated by commas."""
+    texts = [part.value for part in parts if isinstance(part, Literal) and isinstance(part.value, str)]
+    if not parts or len(texts) < len(parts):
+        raise FormError(f"defatom {name}: (model ...) takes one or more strings", clause.span)
+    try:
+        return model_chain(texts)
+    except ModelChainError as err:
+        raise FormError(f"defatom {name}: (model ...): {err}", clause.span) from None
 
 
 def _word(node: Node) -> str:
