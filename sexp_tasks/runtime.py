@@ -150,6 +150,7 @@ class Runtime(TaskServices):
             raise
         finally:
             self._loading.pop()
+            self.tasks.stop_mcp_servers()  # kept for the run, stopped at its end (SPEC §11.4)
             run.end(status)
 
     def new_run(self) -> Run:
@@ -296,7 +297,7 @@ def _checker(
     compiler: Compiler, prelude: LazyDefinitions, tasks: TaskSystem
 ) -> Callable[[Sequence[Node]], list[SexpError]]:
     """Checking in one language: its forms, its prelude, and the task system's call checks."""
-    checks = [TaskChecks(tasks.library, compiler.forms, tasks.python_tools)]
+    checks = [TaskChecks(tasks.library, compiler.forms, tasks.python_tools, tasks.settings.mcp)]
     return lambda forms: check_forms(forms, compiler, prelude, checks)
 
 
