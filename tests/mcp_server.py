@@ -65,7 +65,6 @@ if __name__ == "__main__":
         with open(pidfile, "w", encoding="utf-8") as out:
             out.write(str(os.getpid()))
     if len(sys.argv) > 2 and sys.argv[1] == "http":
-        server.settings.port = int(sys.argv[2])
-        server.run("streamable-http")
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

@@ -130,8 +130,7 @@ def test_a_server_that_cannot_start_fails_the_task_before_any_request(
     assert result[0] == 1
     assert (
         "error: TASK_FAILURE tool_unavailable: MCP server 't' (no-such-mcp-server-command) failed:"
-        " cannot start 'no-such-mcp-server-command': command not found"
-        in result[1] + result[2]
+        " cannot start 'no-such-mcp-server-command': command not found" in result[1] + result[2]
     )
     assert server.requests == []
     assert "Traceback" not in result[2]
@@ -243,3 +242,67 @@ def test_no_server_outlives_a_killed_run(
     os.kill(child.pid, signum)
     child.expect(__import__("pexpect").EOF, timeout=scaled(30))
     wait_for(lambda: not _alive(server_pid), 20, f"the MCP server {server_pid} outlived the run")
+
+
+@pytest.fixture
+def http_server(workspace: Path) -> Any:
+    """tests/mcp_server.py over streamable HTTP on a free port of 127.0.0.1; its url."""
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = workspace / "http-calls.log"
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "MCP_SERVER_LOG": str(log)},
+    )
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+        except OSError:
+            return False
+        return True
+
+    try:
+        wait_for(listening, 60, "the HTTP MCP server did not listen")
+        yield f"http://127.0.0.1:{port}/mcp", log
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_url_server_is_reached_over_streamable_http(
+    workspace: Path, server: LLMServer, env: dict[str, str], http_server: Any
+) -> None:
+    url, log = http_server
+    (workspace / "sexp.toml").write_text(f'[mcp.t]\nurl = "{url}"\nheaders = {{ X-Test = "1" }}\n')
+    program(workspace, "t/add")
+    server.script(tool_call("t__add", {"a": 20, "b": 22}), "<output>done</output>")
+    result = run_cli("run", "main.sexp", cwd=workspace, env=env)
+    assert result[0] == 0, result[2]
+    assert server.requests[1].body["messages"][-1]["content"] == "42"
+    assert json.loads(log.read_text().splitlines()[0]) == {"tool": "add", "arguments": {"a": 20, "b": 22}}
+    listed = run_cli("tools", cwd=workspace, env=env)
+    assert listed[0] == 0 and "t/add  Add two integers." in listed[1].splitlines()
+
+
+def test_an_unreachable_url_fails_the_task_before_any_request(
+    workspace: Path, server: LLMServer, env: dict[str, str]
+) -> None:
+    (workspace / "sexp.toml").write_text('[mcp.t]\nurl = "http://127.0.0.1:1/mcp"\n')
+    program(workspace, printed=False)
+    result = run_cli("run", "main.sexp", cwd=workspace, env=env)
+    assert result[0] == 1
+    assert "MCP server 't' (http://127.0.0.1:1/mcp) failed: cannot reach http://127.0.0.1:1/mcp:" in result[2]
+    assert server.requests == [] and "Traceback" not in result[2]
+
+
+def test_sexp_tools_without_servers_says_how_to_declare_one(workspace: Path, env: dict[str, str]) -> None:
+    result = run_cli("tools", cwd=workspace, env=env)
+    assert result[0] == 0 and result[1] == ""
+    assert "no MCP servers are declared: add one to sexp.toml as [mcp.NAME]" in result[2]

@@ -22,7 +22,7 @@ def list_tools(args: argparse.Namespace, cwd: Path) -> int:
     """`sexp tools`: `NAME/tool  description` for each tool of each server; exit 1 when one failed."""
     settings = command_settings(cwd, given_settings(args))
     if not settings.mcp:
-        report("no MCP servers are declared: add one to sexp.toml as [mcp.NAME] (see docs/tools.md)")
+        report("no MCP servers are declared: add one to sexp.toml as [mcp.NAME] (docs: MCP servers' tools)")
         return EXIT_OK
 
     def listing() -> int:

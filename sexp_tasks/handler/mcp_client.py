@@ -130,7 +130,8 @@ class _Connection:
             return said
         while isinstance(err, BaseExceptionGroup) and err.exceptions:
             err = err.exceptions[0]
-        return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        said = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        return f"cannot reach {self.server.url}: {said}" if self.server.url is not None else said
 
     def stderr_tail(self) -> str:
         """The last line the server wrote on stderr (the launcher's `error ERRNO` said as words)."""
