@@ -8,7 +8,9 @@ themselves are journaled as every tool call is (TaskSystem.record_tool)."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..config.mcp_servers import McpServer
@@ -16,6 +18,7 @@ from ..errors import ServiceError
 from ..handler.mcp_tools import McpToolError
 from ..handler.replay import Cassette
 from ..results import FAILED, TaskError, TaskResult
+from ..run_context import run_context, within
 from ..runs.journal import Journal, fingerprint
 
 if TYPE_CHECKING:
@@ -37,6 +40,7 @@ class RunMcpSource:
         self._journal = journal
         self._cassette = cassette
         self._listings: dict[str, list[dict[str, Any]]] = {}
+        self._listing_lock = threading.Lock()
 
     def servers(self) -> tuple[str, ...]:
         """The names of the servers sexp.toml declares."""
@@ -44,9 +48,12 @@ class RunMcpSource:
 
     def list_tools(self, server: str) -> list[dict[str, Any]]:
         """The server's tools, from this run's listing, its journal, its cassette or the server."""
-        listing = self._listings.get(server)
-        if listing is None:
-            listing = self._listings[server] = self._journaled_listing(server)
+        with self._listing_lock:  # pmap's first calls list once: one step, whichever comes first
+            listing = self._listings.get(server)
+            if listing is None:
+                # out of any pmap element: the step's key must not depend on which element listed
+                with within(replace(run_context(), element=None)):
+                    listing = self._listings[server] = self._journaled_listing(server)
         return listing
 
     def _journaled_listing(self, server: str) -> list[dict[str, Any]]:
