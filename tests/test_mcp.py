@@ -306,3 +306,41 @@ def test_sexp_tools_without_servers_says_how_to_declare_one(workspace: Path, env
     result = run_cli("tools", cwd=workspace, env=env)
     assert result[0] == 0 and result[1] == ""
     assert "no MCP servers are declared: add one to sexp.toml as [mcp.NAME]" in result[2]
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ("", "[mcp.t] needs one of command = "),
+        ('command = ["a"]\nurl = "http://x"', "[mcp.t] needs one of command = "),
+        ('url = "ftp://x"', "[mcp.t] url must be an http:// or https:// URL (got 'ftp://x')"),
+        ('command = ["a"]\ntimeout = 0', "[mcp.t] timeout must be a positive number of seconds (got 0)"),
+        ('command = ["a"]\ncomand = 1', "[mcp.t]: unknown key 'comand'; known keys: command, url, env"),
+        (
+            'url = "http://x"\nenv = { A = "1" }',
+            "env and cwd are for a command's server",
+        ),
+        ('command = ["a"]\nenv = { A = 1 }', "[mcp.t] env must be a table of strings"),
+        (
+            'command = ["a"]\nheaders = { A = "1" }',
+            "headers are for a url's server",
+        ),
+    ],
+)
+def test_each_mistake_in_an_mcp_table_is_named(workspace: Path, table: str, said: str) -> None:
+    from sexp_tasks.config import load_settings
+    from sexp_tasks.errors import UsageError
+
+    (workspace / "sexp.toml").write_text(f"[mcp.t]\n{table}\n", encoding="utf-8")
+    with pytest.raises(UsageError) as raised:
+        load_settings(workspace, {})
+    assert str(raised.value).startswith("sexp.toml: ") and said in str(raised.value)
+
+
+def test_a_declared_server_is_not_started_by_a_program_that_does_not_use_it(
+    workspace: Path, env: dict[str, str]
+) -> None:
+    declare(workspace)
+    result = run_cli("eval", "(+ 1 2)", cwd=workspace, env=env)
+    assert result[:2] == (0, "3\n")
+    assert not (workspace / "server.pid").exists()
