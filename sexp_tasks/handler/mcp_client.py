@@ -131,7 +131,7 @@ class _Connection:
         while isinstance(err, BaseExceptionGroup) and err.exceptions:
             err = err.exceptions[0]
         said = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-        return f"cannot reach {self.server.url}: {said}" if self.server.url is not None else said
+        return f"cannot reach {self.server.where}: {said}" if self.server.url is not None else said
 
     def stderr_tail(self) -> str:
         """The last line the server wrote on stderr (the launcher's `error ERRNO` said as words)."""
