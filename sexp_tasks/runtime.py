@@ -150,8 +150,8 @@ class Runtime(TaskServices):
             raise
         finally:
             self._loading.pop()
-            self.tasks.stop_mcp_servers()  # kept for the run, stopped at its end (SPEC §11.4)
             run.end(status)
+            self.tasks.stop_mcp_servers()  # kept for the run, stopped at its end (SPEC §11.4)
 
     def new_run(self) -> Run:
         """A run of this session, recorded in its store: spending from the session's budget,
