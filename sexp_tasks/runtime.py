@@ -162,6 +162,7 @@ class Runtime(TaskServices):
         finally:
             self._loading.pop()
             run.end(status)
+            self.tasks.stop_mcp_servers()  # kept for the run, stopped at its end (SPEC §11.4)
             if self.telemetry is not None:
                 self.telemetry.flush()  # the run's spans go now, not at some later batch's timer
 
@@ -315,7 +316,7 @@ def _checker(
     compiler: Compiler, prelude: LazyDefinitions, tasks: TaskSystem
 ) -> Callable[[Sequence[Node]], list[SexpError]]:
     """Checking in one language: its forms, its prelude, and the task system's call checks."""
-    checks = [TaskChecks(tasks.library, compiler.forms, tasks.python_tools)]
+    checks = [TaskChecks(tasks.library, compiler.forms, tasks.python_tools, tasks.settings.mcp)]
     return lambda forms: check_forms(forms, compiler, prelude, checks)
 
 

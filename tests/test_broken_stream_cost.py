@@ -19,7 +19,7 @@ __all__ = ["server"]  # the fixture, used by name
 def test_a_broken_stream_s_partial_answer_is_counted_and_paid(server: LLMServer) -> None:
     server.script(Scripted(content=WHOLE, pieces=PIECES, drop_after=21))  # the role and 20 pieces
     budget = CostBudget(1.0)
-    result, heard = streamed(server, TaskPrompt("long", "Go on.", model=CHEAP), budget)
+    result, heard = streamed(server, TaskPrompt("long", "Go on.", models=(CHEAP,)), budget)
     assert result.status == FAILED
     received = "".join(heard.pieces)
     assert received and received in WHOLE and result.content == received

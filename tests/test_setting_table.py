@@ -43,6 +43,7 @@ def sample(row: Setting, workspace: Path) -> Any:
         "replay": str(write(workspace / "cassette.jsonl", "")),
         "record": str(workspace / "recorded.jsonl"),
         "generation": {"temperature": 0.5},
+        "mcp": {"t": {"command": ["python", "server.py"], "timeout": 5}},
         "max_context_window_fraction": 0.5,
     }
     if row.name in files:
@@ -57,12 +58,14 @@ def held(settings: Settings, row: Setting) -> Any:
 
 
 def as_held(row: Setting, value: Any) -> Any:
+    if row.name == "mcp":  # its tables are held as the servers they declare
+        return row.convert(value, "mcp") if row.convert is not None else value
     return tuple(value) if isinstance(value, list) else value
 
 
 def toml_text(name: str, value: Any) -> str:
     if isinstance(value, dict):
-        return f"[{name}]\n" + "".join(f"{key} = {item}\n" for key, item in value.items())
+        return f"[{name}]\n" + "".join(f"{key} = {_toml_value(item)}\n" for key, item in value.items())
     shown = {True: "true", False: "false"}.get(value, value) if isinstance(value, bool) else value
     return f"{name} = {_toml_value(shown)}\n"
 
@@ -72,6 +75,8 @@ def _toml_value(value: Any) -> str:
         return '"' + value.replace("\\", "\\\\") + '"'
     if isinstance(value, list):
         return "[" + ", ".join(map(_toml_value, value)) + "]"
+    if isinstance(value, dict):  # an inline table ([mcp]'s servers)
+        return "{ " + ", ".join(f"{key} = {_toml_value(item)}" for key, item in value.items()) + " }"
     return str(value)
 
 

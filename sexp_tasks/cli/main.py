@@ -33,6 +33,7 @@ from . import (
     repl_commands,
     runs_commands,
     task_commands,
+    tools_commands,
 )
 from .command_line import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CommandParser, RunCommand
 from .setting_options import add_setting_options
@@ -48,6 +49,7 @@ COMMAND_MODULES = (
     check_commands,
     runs_commands,
     cache_commands,
+    tools_commands,
     project_commands,
     doc_commands,
 )

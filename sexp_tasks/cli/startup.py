@@ -35,8 +35,12 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=True,
     ),
     "asyncio": Lazy(
-        ("sexp_tasks.handler.loop_thread", "sexp_tasks.handler.python_tools"),
-        "litellm's async transport, for a model call, or an async Python tool: 15 ms",
+        (
+            "sexp_tasks.handler.loop_thread",
+            "sexp_tasks.handler.python_tools",
+            "sexp_tasks.handler.mcp_client",
+        ),
+        "litellm's async transport, for a model call, an async Python tool or an MCP server: 15 ms",
         program=True,
     ),
     "tiktoken": Lazy(
@@ -102,6 +106,22 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         ("sexp_tasks.redact", "sexp_tasks.process.launcher", "sexp_tasks.lang.deepstack"),
         "hiding credentials (every command but --help), a script, an interrupt: 1.5 ms",
         program=False,
+    ),
+    "mcp": Lazy(
+        ("sexp_tasks.handler.mcp_client",),
+        "talking to an MCP server (sexp.toml [mcp.NAME]), when a task first offers its tools: 300 ms",
+        program=True,
+    ),
+    "httpx2": Lazy(
+        ("sexp_tasks.handler.mcp_client",),
+        "an MCP server reached by url (the mcp package's HTTP client)",
+        program=True,
+    ),
+    "sexp_tasks.handler.mcp_client": Lazy(
+        ("sexp_tasks.tasks.runner", "sexp_tasks.tasks.mcp_services", "sexp_tasks.cli.tools_commands"),
+        "the MCP servers sexp.toml declares, when a run first uses one or `sexp tools` lists them",
+        program=True,
+        brings=("mcp",),
     ),
     "sexp_tasks.batching.ray_executor": Lazy(
         ("sexp_tasks.batching.driver",),

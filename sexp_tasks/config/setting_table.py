@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import UsageError
 from ..generation import GenerationError, check_generation, merge_generation
 from ..lang.deepstack import DEFAULT_RECURSION_LIMIT  # the core's own default (lang knows no config)
+from .mcp_servers import McpServer, mcp_servers
 from .model_chain import model_setting
 
 # What a setting may hold, and how to say so: a test and the words after "must be" (SPEC §10.1).
@@ -227,6 +228,9 @@ class Settings:
     )
     # sexp.toml's [generation] table: settings sent with every call, below a template's and a call's
     generation: Mapping[str, Any] = setting(dict, (dict,), convert=_generation, merge=merge_generation)
+    # sexp.toml's [mcp.NAME] tables: MCP servers whose tools templates offer (SPEC §11.4); not shown
+    # by `sexp config` (a header or env value may hold a token)
+    mcp: Mapping[str, McpServer] = setting(dict, (dict,), convert=mcp_servers, shown=False)
     mock_responses: str | None = setting(
         None,
         _PATH,

@@ -19,6 +19,7 @@ from .replay import Cassette, MockScript
 from .tracing import NO_TRACER, Tracer
 
 if TYPE_CHECKING:
+    from .mcp_tools import McpSource
     from .python_tools import PythonTool
 
 # A model turn's answer, and the request as sent (without a response_format that was dropped).
@@ -126,6 +127,8 @@ class HandlerServices:
     budget: CostBudget = field(default_factory=CostBudget)
     # The Python functions offered as tools (Session.tool), by name: a template lists them in <tools>.
     python_tools: dict[str, PythonTool] = field(default_factory=dict)
+    # The MCP servers' tools a template names as NAME/* or NAME/tool (None: sexp.toml declares none).
+    mcp: McpSource | None = None
     # Called just before a model call goes over the network (not a mock's, not a replayed one).
     before_sending: Callable[[], None] = field(default=lambda: None)
     # When set, paid model calls are streamed: each request sent opens a TextStream with the

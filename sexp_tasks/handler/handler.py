@@ -12,6 +12,7 @@ from typing import Any
 from ..results import COMPLETE, FAILED, TaskError, TaskResult
 from . import tokens
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
+from .mcp_tools import offered_tools
 from .messages import assistant_message, first_messages
 from .model_call import CallFailed, ModelCaller
 from .model_info import input_window
@@ -37,12 +38,13 @@ class Handler:
     def __init__(self, config: HandlerConfig, services: HandlerServices) -> None:
         self.config = config
         self.services = services
+        names, mcp_tools, self.tool_error = offered_tools(config.tools, services.mcp)  # NAME/*: its tools
         self.tools = ToolBox(
-            config.tools,
+            names,
             config.workspace,
             config.script_timeout,
             services.ask_user,
-            {**services.python_tools, **config.program_tools},
+            {**services.python_tools, **config.program_tools, **mcp_tools},
         )
         self.tools.script_user = config.script_user
         self.warnings: list[str] = [
@@ -61,6 +63,9 @@ class Handler:
 
         An answer that fails the output format is sent back with its violations, asking for a
         corrected one, up to the output's `retries` times, each a turn (SPEC §10.2)."""
+        if self.tool_error is not None:  # a server's tools that cannot be offered: before any request
+            notes = {"template": prompt.template, "model": prompt.models[0]}
+            return TaskResult("", FAILED, notes, error=self.tool_error)
         bare = self._prepare(prompt)
         in_output = not prompt.output.disable_reparsing and not bare  # answers come inside <output>
         deadline = None if self.config.time_limit is None else Deadline.after(self.config.time_limit)

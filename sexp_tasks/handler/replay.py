@@ -172,6 +172,7 @@ class Cassette:
         self._lock = threading.Lock()
         self._replies: dict[str, list[dict[str, Any]]] = {}
         self._served: dict[str, int] = {}
+        self._kept: dict[str, list[Any]] = {}  # what else was recorded (MCP tools' listings and answers)
         if mode == "replay":
             self._load()
         else:
@@ -192,6 +193,9 @@ class Cassette:
                 continue
             try:
                 entry = json.loads(line)
+                if "kept" in entry:  # an MCP server's listing or answer (kept by keep)
+                    self._kept.setdefault(entry["key"], []).append(entry["kept"])
+                    continue
                 if not ("reply" in entry or isinstance(entry.get("error"), dict)):
                     raise KeyError("reply")
                 self._replies.setdefault(entry["key"], []).append(entry)
@@ -241,6 +245,27 @@ class Cassette:
     def _write(self, entry: dict[str, Any]) -> None:
         """Append one entry, scrubbed (no headers, keys or api_base: nothing secret is written)."""
         line = scrub(json.dumps(entry, sort_keys=True), shaped=False)
+        with self._lock, self.path.open("a", encoding="utf-8") as stream:
+            stream.write(line + "\n")
+
+
+    def kept(self, key: str) -> Any:
+        """The next value keep recorded under key (the last again once all were served); a
+        ServiceError when there is none."""
+        with self._lock:
+            values = self._kept.get(key)
+            if not values:
+                raise ServiceError(
+                    f"replay: cassette '{self.path}' has no recorded {key.partition(':')[0]} for this"
+                    f" ({key.partition(':')[2][:60]}); record it again with --record"
+                )
+            index = self._served.get(key, 0)
+            self._served[key] = index + 1
+            return values[min(index, len(values) - 1)]
+
+    def keep(self, key: str, value: Any) -> None:
+        """Append a value other than a model's answer (an MCP server's listing or answer) under key."""
+        line = scrub(json.dumps({"key": key, "kept": value}, sort_keys=True), shaped=False)
         with self._lock, self.path.open("a", encoding="utf-8") as stream:
             stream.write(line + "\n")
 

@@ -16,6 +16,7 @@ from ..handler.contract import HandlerServices
 from ..handler.replay import MockScript
 from ..runs.answers import AnswerCache
 from ..runs.recording import Run
+from .mcp_services import RunMcpSource
 
 if TYPE_CHECKING:
     from .runner import TaskSystem
@@ -63,7 +64,16 @@ def make_handler_services(
         keep_answer=keep_answer,
         open_stream=system.open_stream,  # the terminal's live region, with the stream setting
         tracer=system.tracer,  # OpenTelemetry's spans, with the otel setting (SPEC §11.4)
+        mcp=mcp_source(system, run),
     )
+
+
+def mcp_source(system: TaskSystem, run: Run) -> RunMcpSource | None:
+    """The run's MCP tools, when sexp.toml declares servers: listed and called through the run's
+    journal and cassette, the servers started by the task system when first needed."""
+    if not system.settings.mcp:
+        return None
+    return RunMcpSource(dict(system.settings.mcp), system.mcp_clients, lambda: run.journal, run.cassette.get)
 
 
 def answer_cache(system: TaskSystem) -> AnswerCache | None:

@@ -12,7 +12,7 @@ name is an error before any request is sent, and `sexp check` reports it too (ta
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ..errors import NameError_, Span
@@ -39,18 +39,32 @@ def unknown_tool(task: str, name: str, candidates: Iterable[str], span: Span | N
     )
 
 
+def unknown_server(task: str, server: str, candidates: Collection[str], span: Span | None) -> NameError_:
+    """The error for `NAME/...` in a task's tools when sexp.toml declares no server NAME."""
+    hint = did_you_mean(server, candidates)
+    declare = f"declare it in sexp.toml as [mcp.{server}]"
+    return NameError_(f"task '{task}': no MCP server named '{server}' ({declare}){hint}", span)
+
+
 def resolve_tools(
     task: str,
     names: tuple[str, ...],
     python_tools: Mapping[str, PythonTool],
     globals_: Mapping[str, Value],
     span: Span | None,
+    mcp_servers: Collection[str] = (),
 ) -> dict[str, PythonTool]:
     """The procedures of the program among names, as tools; a NameError for a name that is no
-    built-in tool, Python tool or procedure (nothing has been sent yet)."""
+    built-in tool, Python tool, procedure or `NAME/...` of a server mcp_servers names (nothing
+    has been sent yet; whether the server has the tool is known once it is asked, by the Handler)."""
     found: dict[str, PythonTool] = {}
     for name in names:
         if name in TOOL_SCHEMAS or name in python_tools:
+            continue
+        if "/" in name:
+            server = name.partition("/")[0]
+            if server not in mcp_servers:
+                raise unknown_server(task, server, mcp_servers, span)
             continue
         value = globals_.get(name)
         if not isinstance(value, Closure) or not TOOL_NAME.fullmatch(name):

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..config import Settings
 from ..config.model_chain import model_chain
@@ -40,6 +40,9 @@ from .reserved import CallOptions, read_options
 from .subtasks import spawn_subtask
 from .task import Task, bind_named, input_failure
 from .template import TaskTemplate, check_json_schema
+
+if TYPE_CHECKING:
+    from ..handler.mcp_client import McpClients
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ class TaskSystem:
         self.python_tools: dict[str, PythonTool] = {}  # Session.tool's functions, for every Handler
         self.globals: Mapping[str, Value] = {}  # the language's globals (install): procedures as tools
         self.answer_cache = answer_cache(self)  # with the cache setting: paid answers kept (SPEC §11.2)
+        self._mcp_clients: McpClients | None = None  # sexp.toml's MCP servers, started when first used
+        self._mcp_lock = threading.Lock()
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
@@ -176,6 +181,22 @@ class TaskSystem:
             return store.success_scores()
         finally:
             store.close()
+
+    def mcp_clients(self) -> McpClients:
+        """The MCP servers sexp.toml declares, each started when first asked (handler/mcp_client.py)."""
+        with self._mcp_lock:
+            if self._mcp_clients is None:
+                from ..handler.mcp_client import McpClients  # lazy: only a run using a server imports mcp
+
+                self._mcp_clients = McpClients(dict(self.settings.mcp))
+            return self._mcp_clients
+
+    def stop_mcp_servers(self) -> None:
+        """Stop the MCP servers started (at the end of a run); the next use starts them again."""
+        with self._mcp_lock:
+            clients, self._mcp_clients = self._mcp_clients, None
+        if clients is not None:
+            clients.close()
 
     def add_python_tool(self, tool: PythonTool) -> None:
         """Offer a Python function to models as a tool (Session.tool); it replaces one so named."""
@@ -285,7 +306,9 @@ class TaskSystem:
                 template.limits.get("max_context_fraction", self.settings.max_context_window_fraction)
             ),
             tools=options.tools,
-            program_tools=resolve_tools(template.name, options.tools, self.python_tools, self.globals, None),
+            program_tools=resolve_tools(
+                template.name, options.tools, self.python_tools, self.globals, None, self.settings.mcp
+            ),
             generation=merge_generation(self.settings.generation, template.generation, options.generation),
             workspace=workspace,
             script_timeout=float(self.settings.script_timeout),

@@ -5,7 +5,7 @@ it calls names must be a built-in tool, a Session.tool function or a procedure."
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...errors import ArityError, SexpError, Span
@@ -19,7 +19,7 @@ from ...lang.values import Value
 from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node
 from ..inputs import missing_inputs, mixed_arguments, too_many_arguments, unknown_inputs
 from ..library import TaskLibrary
-from ..procedure_tools import unknown_tool
+from ..procedure_tools import unknown_server, unknown_tool
 from ..task import RESERVED
 from ..template import TaskTemplate
 from .defatom import NAME as DEFATOM
@@ -100,11 +100,16 @@ class TaskChecks:
     forms are the special forms in force (the compiler's, Compiler.forms)."""
 
     def __init__(
-        self, library: TaskLibrary, forms: Mapping[str, SpecialForm], python_tools: Mapping[str, PythonTool]
+        self,
+        library: TaskLibrary,
+        forms: Mapping[str, SpecialForm],
+        python_tools: Mapping[str, PythonTool],
+        mcp_servers: Collection[str] = (),
     ) -> None:
         self.library = library
         self.forms = forms
         self.python_tools = python_tools  # Session.tool's functions (none for `sexp check`)
+        self.mcp_servers = mcp_servers  # sexp.toml's [mcp.NAME] servers: their tools are NAME/...
 
     def global_names(self) -> Iterable[str]:
         return self.library.templates
@@ -160,9 +165,12 @@ class TaskChecks:
         for name, template in self.library.templates.items():
             if name in first_calls and name not in defined and name not in globals_:
                 named.append((template, first_calls[name].span))
+        servers = self.mcp_servers
         return [
-            unknown_tool(template.name, tool, tools, span)
+            unknown_server(template.name, tool.partition("/")[0], servers, span)
+            if "/" in tool
+            else unknown_tool(template.name, tool, tools, span)
             for template, span in named
             for tool in template.tools
-            if tool not in tools
+            if tool not in tools and tool.partition("/")[0] not in servers
         ]
