@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .attachments import Attachment
 from .cost import CostBudget
 from .model_request import ModelAnswer, ModelRequest
 from .replay import Cassette, MockScript
@@ -63,6 +64,10 @@ class TaskPrompt:
     # the model every turn asks (litellm form, or mock/<name>), as the Task System resolved it:
     # the one place a call's model is kept
     model: str = ""
+    # the images and PDFs of its `image` and `file` inputs, checked, in declared order: content
+    # parts after the user message's text (attachments.py). Out of the repr, which keys a recorded
+    # task step: the step's file stamps cover them (tasks/runner.py), and older steps keep their keys.
+    attachments: tuple[Attachment, ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..results import COMPLETE, FAILED, TaskError, TaskResult
 from . import tokens
+from .attachments import AttachmentError
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
 from .messages import assistant_message, first_messages
 from .model_call import CallFailed, ModelCaller
@@ -66,7 +67,11 @@ class Handler:
         deadline = None if self.config.time_limit is None else Deadline.after(self.config.time_limit)
         caller = ModelCaller(self.config, self.services, prompt.template, in_output, self.warnings, deadline)
         self.context_limit = int(self.config.max_context_window_fraction * input_window(prompt.model))
-        messages = self.messages(prompt, bare)
+        try:
+            messages = self.messages(prompt, bare)
+        except AttachmentError as err:  # an input's image or PDF gone since the call was checked
+            gone = TaskError("TASK_FAILURE", err.message, reason="input_validation_failure")
+            return self._result(prompt, caller, "", FAILED, error=gone)
         turns = 0
         try:
             answer = self._converse(caller, prompt.model, messages, in_output)
