@@ -6,6 +6,7 @@ and replay of a run that sent one."""
 
 from __future__ import annotations
 
+import json
 import struct
 import zlib
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from conftest import Cli, store_rows, write
 from llm_server import LLMServer, attached, describe_attached
 
+import sexp_tasks
 from sexp_tasks.handler.attachments import MAX_ATTACHMENT_BYTES, sniff
 from sexp_tasks.handler.data_urls import describe_part, elided_url, format_size
 from sexp_tasks.handler.model_request import ModelRequest
@@ -140,6 +142,37 @@ LOOK = """<task name="look" type="atomic">
   <instructions>What do the files show?</instructions>
 </task>
 """
+
+
+def test_a_pdf_url_is_passed_as_litellms_file_id(cli: Cli, tasks: Path) -> None:
+    # Not sent here: for an openai/ model litellm fetches a PDF's URL itself (OpenAI's chat API
+    # takes none) and refuses a 127.0.0.1 one; the request is what `sexp tasks render` shows.
+    url = "https://example.com/reports/q3"  # a file input's URL is a PDF unless its name says image
+    status, out, _ = cli(
+        "tasks", "render", "summarize", "--model", "openai/gpt-4o-mini", "--set", f"doc={url}", "--json"
+    )
+    assert status == 0
+    parts = json.loads(out)["messages"][-1]["content"]
+    assert parts[1:] == [
+        {"type": "text", "text": f"[file: {url}]"},
+        {"type": "file", "file": {"file_id": url}},
+    ]
+    status, out, _ = cli(
+        "tasks", "render", "summarize", "--model", "openai/gpt-4o-mini", "--set", "doc=https://x.org/a.PNG"
+    )
+    assert status == 0 and out.endswith("[image: https://x.org/a.PNG]\n[image_url: https://x.org/a.PNG]\n")
+
+
+def test_a_streamed_call_sends_the_image_too(
+    tasks: Path, server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    session = sexp_tasks.Session(model="openai/gpt-4o-mini", api_base=server.base_url, workspace=str(tasks))
+    *pieces, result = session.stream("describe", photo="photo.png")
+    assert "".join(pieces) == f"<output>image/png {len(png())} bytes</output>"
+    assert result.content == f"image/png {len(png())} bytes"
+    [request] = server.requests
+    assert request.body["stream"] is True and attached(request.body) == [("image/png", png())]
 
 
 def test_an_image_among_the_files_is_sent_as_a_part(cli: Cli, tasks: Path, server: LLMServer) -> None:
