@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
 
-from ..errors import FileError
+from ..errors import AttachmentError, FileError
 from ..process.workspace import Workspace
 from . import llm
 from .data_urls import format_size
@@ -42,10 +42,6 @@ _EXTENSIONS = {
     ".pdf": PDF,
 }
 IMAGE_FORMATS = "PNG, JPEG, GIF or WebP"
-
-
-class AttachmentError(FileError):
-    """An image or PDF that cannot be sent: missing, outside the workspace, too large, of another type."""
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import SexpError
+from ..errors import AttachmentError, SexpError
 from ..process.workspace import Workspace
-from .attachments import (
-    MAX_ATTACHMENT_BYTES,
-    Attachment,
-    AttachmentError,
-    content_parts,
-    format_size,
-    model_refusal,
-    sniff,
-)
+from .attachments import MAX_ATTACHMENT_BYTES, Attachment, content_parts, model_refusal, sniff
+from .data_urls import format_size
 
 FILE_LIMIT = 100_000  # characters of one file put in the prompt
 

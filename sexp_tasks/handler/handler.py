@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import AttachmentError
 from ..results import COMPLETE, FAILED, TaskError, TaskResult
 from . import tokens
-from .attachments import AttachmentError
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
 from .messages import assistant_message, first_messages
 from .model_call import CallFailed, ModelCaller

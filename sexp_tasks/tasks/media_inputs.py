@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..handler.attachments import Attachment, AttachmentError, check_attachment, model_refusal
+from ..errors import AttachmentError
+from ..handler.attachments import Attachment, check_attachment, model_refusal
 from .inputs import InputError
 from .template import ATTACHMENT_TYPES, TaskTemplate
 
