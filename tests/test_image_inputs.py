@@ -17,7 +17,8 @@ from conftest import Cli, store_rows, write
 from llm_server import LLMServer, attached, describe_attached
 
 import sexp_tasks
-from sexp_tasks.handler.attachments import MAX_ATTACHMENT_BYTES, sniff
+from sexp_tasks.handler import Handler, HandlerConfig, HandlerServices, TaskPrompt
+from sexp_tasks.handler.attachments import MAX_ATTACHMENT_BYTES, Attachment, sniff
 from sexp_tasks.handler.data_urls import describe_part, elided_url, format_size
 from sexp_tasks.handler.model_request import ModelRequest
 
@@ -417,3 +418,33 @@ def test_parts_are_described_without_their_data() -> None:
     assert (format_size(1), format_size(12_345), format_size(20_000_000)) == ("1 byte", "12.3 kB", "20 MB")
     assert sniff(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "image/webp" and sniff(b"GIF89a") == "image/gif"
     assert sniff(b"hello") is None
+
+
+def test_an_image_among_the_files_over_the_limit_is_left_out_with_a_warning(
+    cli: Cli, tasks: Path, server: LLMServer
+) -> None:
+    write(tasks / "tasks" / "look.xml", LOOK)
+    with (tasks / "huge.png").open("wb") as file:
+        file.write(png())
+        file.truncate(MAX_ATTACHMENT_BYTES + 1)
+    status, out, err = run_program(
+        cli, tasks, server, '(task-content (look :files (list "huge.png" "photo.png")))'
+    )
+    assert (status, out) == (0, f'"image/png {len(png())} bytes"\n')
+    assert "look: file 'huge.png' not included: 20 MB, over the 20 MB limit of an image or PDF" in err
+
+
+def test_an_image_gone_since_the_call_was_checked_fails_the_call_before_any_request(workspace: Path) -> None:
+    prompt = TaskPrompt(
+        "describe",
+        "Describe it.",
+        model="mock/vision",
+        attachments=(Attachment("photo", "gone.png", "image/png", 69),),
+    )
+    result = Handler(HandlerConfig(workspace=workspace), HandlerServices()).run(prompt)
+    assert result.status == "FAILED" and result.error is not None
+    assert (result.error.reason, result.error.message) == (
+        "input_validation_failure",
+        "input 'photo': no such file 'gone.png'",
+    )
+    assert result.notes["usage"] == {"prompt_tokens": 0, "completion_tokens": 0}

@@ -127,11 +127,14 @@ def content_parts(attachment: Attachment, workspace: Path) -> list[dict[str, Any
             else {"type": "image_url", "image_url": {"url": source}}
         )
     else:
-        data, size = _read(source, MAX_ATTACHMENT_BYTES + 1, workspace)
+        where = f"input '{attachment.name}': " if attachment.name != source else ""  # else a file of :files
+        try:
+            data, size = _read(source, MAX_ATTACHMENT_BYTES + 1, workspace)
+        except AttachmentError as err:  # gone since the call was checked
+            raise AttachmentError(where + err.message) from None
         if size > MAX_ATTACHMENT_BYTES:  # it grew since the call was checked
-            raise AttachmentError(
-                f"{source!r} is {format_size(size)}, over the {format_size(MAX_ATTACHMENT_BYTES)} limit"
-            )
+            limit = format_size(MAX_ATTACHMENT_BYTES)
+            raise AttachmentError(f"{where}{source!r} is {format_size(size)}, over the {limit} limit")
         url = f"data:{attachment.media_type};base64,{base64.b64encode(data).decode('ascii')}"
         part = (
             {"type": "file", "file": {"filename": PurePosixPath(source).name, "file_data": url}}
