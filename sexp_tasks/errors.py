@@ -197,6 +197,11 @@ class FileError(SexpError):
     error_type = "FILE_ERROR"
 
 
+class AttachmentError(FileError):
+    """An image or PDF a task cannot send: missing, outside the workspace, too large, of another
+    type (handler/attachments.py)."""
+
+
 class UserError(SexpError):
     """Raised by the program itself with `(error "message" [details])`."""
 

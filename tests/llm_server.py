@@ -272,3 +272,43 @@ def _stream_chunks(reply: Scripted, model: str, include_usage: bool) -> list[str
     if include_usage:
         events.append(json.dumps({**head, "choices": [], "usage": whole["usage"]}))
     return events
+
+
+# Image-checking: what a request's content parts carry ---------------------------------------------
+
+
+def attached(body: dict[str, Any]) -> list[tuple[str, bytes | str]]:
+    """The images and files of a request's messages, in order: (media type, the decoded bytes) for
+    a base64 data URL, ("url", the URL) for an image or file sent by URL. Raises when a data URL
+    is not valid base64: a test should see a malformed one."""
+    import base64
+    import binascii
+
+    found: list[tuple[str, bytes | str]] = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            inner = part.get("image_url") or part.get("file") or {}
+            url = inner.get("url") or inner.get("file_data") or inner.get("file_id")
+            if not isinstance(url, str):
+                continue
+            if url.startswith("data:"):
+                header, _, data = url.partition(",")
+                assert header.endswith(";base64"), header
+                try:
+                    found.append((header[5:].removesuffix(";base64"), base64.b64decode(data, validate=True)))
+                except binascii.Error as err:
+                    raise AssertionError(f"not base64: {err}") from None
+            else:
+                found.append(("url", url))
+    return found
+
+
+def describe_attached(body: dict[str, Any]) -> str:
+    """An answer naming what the request attached (`server.answer = describe_attached`: the
+    image-checking mode): `<output>image/png 69 bytes; url https://...</output>`."""
+    shown = [
+        f"{kind} {len(data)} bytes" if isinstance(data, bytes) else f"url {data}"
+        for kind, data in attached(body)
+    ]
+    return "<output>" + ("; ".join(shown) or "nothing attached") + "</output>"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .attachments import Attachment
 from .cost import CostBudget
 from .model_request import ModelAnswer, ModelRequest
 from .replay import Cassette, MockScript
@@ -67,11 +68,16 @@ class TaskPrompt:
     # fails with a provider error (after its retries) the next, with the same conversation, which
     # then stays with the model that answered.
     models: tuple[str, ...] = ()
+    # the images and PDFs of its `image` and `file` inputs, checked, in declared order: content
+    # parts after the user message's text (attachments.py). Out of the repr, which keys a recorded
+    # task step: the step's file stamps cover them (tasks/runner.py), and older steps keep their keys.
+    attachments: tuple[Attachment, ...] = field(default=(), repr=False)
 
     def __repr__(self) -> str:
         """The dataclass's repr, with a chain of one written `model='m'` as before chains: it
         keys a recorded task step (runs/journal.py), so a run recorded then resumes as it was."""
-        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.name != "models"]
+        kept = [f for f in fields(self) if f.repr and f.name != "models"]
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in kept]
         one = len(self.models) <= 1
         shown.append(f"model={(self.models or ('',))[0]!r}" if one else f"models={self.models!r}")
         return f"TaskPrompt({', '.join(shown)})"

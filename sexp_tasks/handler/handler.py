@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import AttachmentError
 from ..results import COMPLETE, FAILED, TaskError, TaskResult
 from . import tokens
 from .contract import HandlerConfig, HandlerServices, TaskPrompt
@@ -72,7 +73,11 @@ class Handler:
         caller = ModelCaller(
             self.config, self.services, prompt.template, in_output, self.warnings, deadline, prompt.models
         )
-        messages = self.messages(prompt, bare)
+        try:
+            messages = self.messages(prompt, bare)
+        except AttachmentError as err:  # an input's image or PDF gone since the call was checked
+            gone = TaskError("TASK_FAILURE", err.message, reason="input_validation_failure")
+            return self._result(prompt, caller, "", FAILED, error=gone)
         turns = 0
         try:
             answer = self._converse(caller, messages, in_output)

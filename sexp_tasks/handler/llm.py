@@ -190,17 +190,49 @@ def supports_response_schema(model: str) -> bool:
     the map on disk (what litellm reads; `sexp tasks render` and replays do not import litellm)."""
     if model.startswith("mock/"):
         return False
-    models = model_map()
-    provider, _, bare = model.partition("/")
-    info = models.get(model)
-    if info is None and bare and (models.get(bare) or {}).get("litellm_provider") == provider:
-        info = models.get(bare)
-    if isinstance(info, dict):
+    info = _map_entry(model)
+    if info is not None:
         return bool(info.get("supports_response_schema"))
     try:
         return bool(_litellm().supports_response_schema(model=model))
     except Exception:  # litellm says False for what it does not know; never fail a call over it
         return False
+
+
+def _map_entry(model: str) -> dict[str, Any] | None:
+    """The model's entry in litellm's map on disk (by its full name, or its bare one under its
+    provider), None when the map does not list it."""
+    models = model_map()
+    provider, _, bare = model.partition("/")
+    info = models.get(model)
+    if info is None and bare and (models.get(bare) or {}).get("litellm_provider") == provider:
+        info = models.get(bare)
+    return info if isinstance(info, dict) else None
+
+
+_CAPABILITIES = {"image": "supports_vision", "pdf": "supports_pdf_input"}
+
+
+@cache
+def takes_input(model: str, kind: str) -> bool | None:
+    """Whether model takes `image`s or `pdf`s in a user message, as litellm says (supports_vision,
+    supports_pdf_input); True for a mock/ model; None when litellm does not know the model (then
+    nobody can tell: a local or new model often does). Read from the map on disk when it says."""
+    if model.startswith("mock/"):
+        return True
+    key = _CAPABILITIES[kind]
+    info = _map_entry(model)
+    if info is not None and isinstance(info.get(key), bool):
+        return bool(info[key])
+    litellm = _litellm()
+    try:
+        litellm.get_model_info(model=model)
+    except Exception:  # not in litellm's map: it cannot tell
+        return None
+    try:
+        return bool(getattr(litellm, key)(model=model))
+    except Exception:
+        return None
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:

@@ -23,6 +23,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from ..lang.values import well_formed
+from .data_urls import elide_messages
 
 AnswerSource = Literal["paid", "reused", "cached", "replayed"]
 ANSWER_SOURCES: tuple[AnswerSource, ...] = ("paid", "reused", "cached", "replayed")
@@ -76,10 +77,12 @@ class ModelRequest:
         )
 
     def as_record(self) -> dict[str, Any]:
-        """The request as JSON-ready data: what a recorded turn keeps and `sexp trace` shows."""
+        """The request as JSON-ready data: what a recorded turn keeps, `sexp trace` shows and the
+        fingerprint digests; an image's or PDF's data URL elided to its type, size and SHA-256
+        (attachments.elided_url: a record read back has the same fingerprint)."""
         return {
             "model": self.model,
-            "messages": [dict(message) for message in self.messages],
+            "messages": elide_messages(self.messages),
             "generation": dict(self.generation),
             "response_format": None if self.response_format is None else dict(self.response_format),
             "tools": [dict(tool) for tool in self.tools],

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .data_urls import describe_part
+
 
 def format_request(request: dict[str, Any], skip: int = 0) -> list[str]:
     """The request as readable lines: the model and settings, then each message under its role
@@ -42,7 +44,10 @@ def format_message(message: dict[str, Any]) -> list[str]:
         role = f"tool {message.get('tool_call_id', '')}".rstrip()
     lines = [f"[{role}]"]
     content = message.get("content")
-    if content:
+    if isinstance(content, list):  # content parts: texts, then images and PDFs, their data elided
+        for part in content:
+            lines += describe_part(part).splitlines() or [""]
+    elif content:
         lines += (content if isinstance(content, str) else _compact(content)).splitlines() or [""]
     for call in message.get("tool_calls") or []:
         function = call.get("function", call) if isinstance(call, dict) else {}

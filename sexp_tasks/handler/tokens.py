@@ -53,9 +53,24 @@ def count_messages(messages: list[dict[str, Any]], tools: list[dict[str, Any]] |
     """Tokens a chat request takes: each message's text and tool calls, the tool schemas, framing."""
     total = 3
     for message in messages:
-        total += 4 + count_text(str(message.get("content") or ""))
+        content = message.get("content")
+        if isinstance(content, list):  # content parts: texts counted, images and PDFs estimated
+            total += 4 + sum(_part_tokens(part) for part in content)
+        else:
+            total += 4 + count_text(str(content or ""))
         for call in message.get("tool_calls") or []:
             total += count_text(json.dumps(call, sort_keys=True))
     if tools:
         total += count_text(json.dumps(tools, sort_keys=True))
     return total
+
+
+# What an image or a PDF part counts for in the context check, before sending: the provider counts
+# the real number (an image ~85 to 1,600 tokens by its size; a PDF its pages'), which the notes keep.
+PART_TOKENS = {"image_url": 1_000, "file": 3_000}
+
+
+def _part_tokens(part: Any) -> int:
+    if isinstance(part, dict) and part.get("type") == "text":
+        return count_text(str(part.get("text") or ""))
+    return PART_TOKENS.get(str(part.get("type")) if isinstance(part, dict) else "", 1_000)

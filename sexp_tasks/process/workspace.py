@@ -49,6 +49,19 @@ class Workspace:
     ) -> tuple[str, int]:
         """The text of at most the first `limit` bytes of a regular file inside the workspace
         (never one that holds keys), and how many bytes were left unread."""
+        data, size = self.read_bytes(path, limit + 1, action, base)
+        unread = max(size - limit, 1) if len(data) > limit else 0
+        try:  # a character cut at the limit is left out, not an error
+            text = codecs.getincrementaldecoder("utf-8")().decode(data[:limit], final=not unread)
+        except UnicodeDecodeError:
+            raise FileError(f"{action}: '{path}' is not UTF-8 text") from None
+        return text, unread
+
+    def read_bytes(
+        self, path: str, limit: int, action: str = "read-file", base: Path | None = None
+    ) -> tuple[bytes, int]:
+        """At most the first `limit` bytes of a regular file inside the workspace (never one that
+        holds keys), and the file's size in bytes."""
         real = self.resolve(path, action, base)
         self._refuse_secret(path, real, action)
         try:
@@ -64,16 +77,9 @@ class Workspace:
             raise FileError(f"{action}: '{path}' is {kind}")
         with os.fdopen(fd, "rb") as handle:
             try:
-                data = handle.read(limit + 1)
-                size = os.fstat(fd).st_size
+                return handle.read(limit), os.fstat(fd).st_size
             except OSError as err:
                 raise FileError(f"{action}: cannot read '{path}': {err.strerror}") from None
-        unread = max(size - limit, 1) if len(data) > limit else 0
-        try:  # a character cut at the limit is left out, not an error
-            text = codecs.getincrementaldecoder("utf-8")().decode(data[:limit], final=not unread)
-        except UnicodeDecodeError:
-            raise FileError(f"{action}: '{path}' is not UTF-8 text") from None
-        return text, unread
 
     def read_text(self, path: str, limit: int = READ_LIMIT) -> str:
         """The text of a file inside the workspace; past limit bytes, the rest noted as not read."""

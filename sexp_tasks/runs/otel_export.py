@@ -284,7 +284,7 @@ class OtelTracer:
         if request.response_format is not None:
             attributes["gen_ai.output.type"] = "json"
         if self.content:
-            system, messages = _input_messages(request.messages)
+            system, messages = _input_messages(request.as_record()["messages"])  # images elided
             attributes["gen_ai.input.messages"] = json.dumps(messages)
             if system:
                 attributes["gen_ai.system_instructions"] = json.dumps(system)

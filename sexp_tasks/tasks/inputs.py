@@ -94,10 +94,15 @@ def _checked(task: str, spec: InputSpec, value: Any) -> Any:
         "boolean": lambda v: isinstance(v, bool),
         "array": lambda v: isinstance(v, list),
         "object": lambda v: isinstance(v, dict),
+        "image": lambda v: isinstance(v, str),
+        "file": lambda v: isinstance(v, str),
     }.get(spec.type, lambda v: True)
     if not ok(value):
+        kind = spec.type + (
+            " (a path in the workspace or an http(s) URL)" if spec.type in ("image", "file") else ""
+        )
         raise InputError(
-            spec.name, f"task '{task}': input '{spec.name}' must be {spec.type}, got {type_name(value)}"
+            spec.name, f"task '{task}': input '{spec.name}' must be {kind}, got {type_name(value)}"
         )
     return value
 

@@ -35,6 +35,7 @@ from .inputs import InputError, substitute
 from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
 from .library import TaskLibrary
 from .matching import match_templates
+from .media_inputs import attachment_inputs, check_model
 from .procedure_tools import resolve_tools
 from .reserved import CallOptions, read_options
 from .subtasks import spawn_subtask
@@ -249,18 +250,25 @@ class TaskSystem:
         operator names whose context defaults apply (§3.5); site, the call's source position or
         journal key (a file_paths command is a journaled step under it)."""
         self._check_schema(template)
+        workspace = Path(self.settings.workspace)
         try:
             options = read_options(template, reserved)
+            inputs, attachments = attachment_inputs(template, inputs, workspace)  # images, PDFs (§11.4)
             instructions = substitute(template.instructions, inputs, template.name)
             system = substitute(template.system, inputs, template.name) if template.system else None
             try:
                 policy = resolve(operator, template.context, options.context)
             except ContextError as err:
                 raise InputError("context", f"context: {err}") from None
+            models = self.models_for(template, options.models)
+            # every model of a chain must take them: a fallback is asked the same conversation
+            attachment_warnings = (
+                [warning for model in models for warning in check_model(template, model, attachments)]
+                if attachments
+                else []
+            )
         except InputError as err:
             return input_failure(template, err)
-        models = self.models_for(template, options.models)
-        workspace = Path(self.settings.workspace)
         list_command = command_listing(workspace, float(self.settings.script_timeout))
         journal = self.journal
         if journal is not None:
@@ -296,6 +304,7 @@ class TaskSystem:
                 out.validate,
             ),
             models=models,
+            attachments=attachments,
         )
         config = HandlerConfig(
             api_base=self.settings.api_base or None,  # SEXP_API_BASE is config's to read
@@ -315,7 +324,7 @@ class TaskSystem:
             script_user=self.settings.script_user,
             **request_limits(self.settings, template.limits.get("timeout")),
         )
-        return PreparedCall(prompt, config, options, files, file_warnings)
+        return PreparedCall(prompt, config, options, files, attachment_warnings + file_warnings)
 
     def run(
         self,
@@ -356,7 +365,8 @@ class TaskSystem:
             if journal is None:
                 result = perform()
             else:
-                stamps = file_stamps(call.files, config.workspace)
+                attached = tuple(attachment.source for attachment in prompt.attachments)  # changed: run again
+                stamps = file_stamps(call.files + attached, config.workspace)
                 request = fingerprint(prompt, config.tools, config.max_turns, options.subtype, stamps)
                 kind = "subtask" if operator == "subtask" else "task"
                 result = journal.record(kind, template.name, site or span, request, perform)

@@ -15,7 +15,9 @@ from ..handler.json_schema import schema_problem
 from ..handler.tool_schema import is_tool_name
 from ..xmltools import XmlNode, parse_template_document
 
-INPUT_TYPES = ("string", "integer", "number", "boolean", "array", "object", "any")
+# image and file: a workspace path or an http(s) URL, sent as a content part (handler/attachments.py)
+INPUT_TYPES = ("string", "integer", "number", "boolean", "array", "object", "any", "image", "file")
+ATTACHMENT_TYPES = ("image", "file")
 TYPE_ALIASES = {
     "str": "string",
     "int": "integer",

@@ -13,6 +13,7 @@ from ...lang.printer import to_repr
 from ...lang.quoting import datum
 from ...syntax.nodes import DictNode, FunctionCallNode, Keyword, ListNode, Literal, Node, Symbol, elements
 from ..template import (
+    INPUT_TYPES,
     NATIVE_MODES,
     TYPE_ALIASES,
     ContextSettings,
@@ -59,6 +60,12 @@ def _template(name: str, clauses: tuple[Node, ...], form: FunctionCallNode) -> T
                 elif isinstance(param, FunctionCallNode) and len(param.args) == 1:
                     kind = _word(param.args[0])
                     kind = TYPE_ALIASES.get(kind, kind)
+                    if kind not in INPUT_TYPES:
+                        known = ", ".join(INPUT_TYPES)
+                        raise FormError(
+                            f"defatom {name}: ({param.name} {kind}): unknown type (known: {known})",
+                            param.span,
+                        )
                     inputs.append(InputSpec(param.name, kind))
                 else:
                     raise FormError(
