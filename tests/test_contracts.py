@@ -39,6 +39,7 @@ CONTRACTS = {
     "subprocess is imported by sexp_tasks.process.child_processes alone",
     "ray is imported by sexp_tasks.batching.ray_executor alone",
     "opentelemetry is imported by sexp_tasks.runs.otel_export alone",
+    "mcp (and its HTTP client httpx2) is imported by sexp_tasks.handler.mcp_client alone",
 }
 
 

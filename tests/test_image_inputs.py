@@ -438,7 +438,7 @@ def test_an_image_gone_since_the_call_was_checked_fails_the_call_before_any_requ
     prompt = TaskPrompt(
         "describe",
         "Describe it.",
-        model="mock/vision",
+        models=("mock/vision",),
         attachments=(Attachment("photo", "gone.png", "image/png", 69),),
     )
     result = Handler(HandlerConfig(workspace=workspace), HandlerServices()).run(prompt)
