@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -10,15 +11,38 @@ from typing import Any
 
 
 @cache
-def _encoding() -> Any:
-    """cl100k_base, loaded once per process from the copy litellm ships."""
+def _cache_dir() -> str | None:
+    """The directory of the encodings litellm ships (tiktoken's cache layout), or None."""
     spec = importlib.util.find_spec("litellm")
-    if spec is not None and spec.submodule_search_locations:
-        package = list(spec.submodule_search_locations)[0]
-        os.environ["TIKTOKEN_CACHE_DIR"] = os.path.join(package, "litellm_core_utils", "tokenizers")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "litellm_core_utils", "tokenizers")
+
+
+def _offline(name: str) -> Any:
+    """tiktoken's encoding `name` from the copy litellm ships, or None when it ships none: never a
+    download (tiktoken fetches a missing one from the network). The cache directory is set on
+    each load, not once: a test's environment is put back between tests."""
+    directory = _cache_dir()
+    url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+    cached = hashlib.sha1(url.encode()).hexdigest()  # tiktoken's name for a cached encoding
+    if directory is None or not os.path.exists(os.path.join(directory, cached)):
+        return None
+    os.environ["TIKTOKEN_CACHE_DIR"] = directory
     import tiktoken  # lazy (a start-up saving: cli/startup.py)
 
-    return tiktoken.get_encoding("cl100k_base")
+    return tiktoken.get_encoding(name)
+
+
+@cache
+def _encoding() -> Any:
+    """cl100k_base, loaded once per process from the copy litellm ships."""
+    encoding = _offline("cl100k_base")
+    if encoding is None:
+        import tiktoken
+
+        return tiktoken.get_encoding("cl100k_base")  # no copy: as tiktoken does (a download)
+    return encoding
 
 
 @lru_cache(maxsize=4096)
@@ -35,16 +59,17 @@ def count_output(text: str) -> int:
 
 @lru_cache(maxsize=64)
 def model_counter(model: str) -> Any:
-    """The model's own tokenizer, as a function of text to its token count, when tiktoken has it
-    offline (OpenAI's models: o200k_base and cl100k_base ship with litellm); None for the others,
-    whose tokens cl100k counts only roughly (far more for scripts other than Latin)."""
-    _encoding()  # the offline cache directory set
-    import tiktoken
+    """The model's own tokenizer, as a function of text to its token count, when litellm ships its
+    encoding (OpenAI's models: o200k_base and cl100k_base); None for the others, whose tokens
+    cl100k counts only roughly (far more for scripts other than Latin), and when it is missing."""
+    import tiktoken.model
 
     name = model.split("/", 1)[1] if model.startswith(("openai/", "azure/")) else model
     try:
-        encoding = tiktoken.encoding_for_model(name)
+        encoding = _offline(tiktoken.model.encoding_name_for_model(name))
     except (KeyError, ValueError):
+        return None
+    if encoding is None:
         return None
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 
