@@ -162,7 +162,7 @@ class Runtime(TaskServices):
         finally:
             self._loading.pop()
             run.end(status)
-            self.tasks.stop_mcp_servers()  # kept for the run, stopped at its end (SPEC §11.4)
+            self.tasks.mcp.stop()  # kept for the run, stopped at its end (SPEC §11.4)
             if self.telemetry is not None:
                 self.telemetry.flush()  # the run's spans go now, not at some later batch's timer
 

@@ -27,12 +27,13 @@ from typing import Any, Protocol, TextIO
 from ..config import Settings
 from ..diagnostics import warning_line
 from ..errors import BatchError, OutWriteError, ServiceError
-from ..handler.cost import CostBudget, format_cost
+from ..handler.cost import CostBudget
 from ..runs import batches
 from ..runs.journal import new_run_id, program_hash
 from ..runs.store import Store
 from ..syntax.reader import read
 from ..tasks.progress import progress
+from .batch_summary import BatchSummary
 from .input_lines import check_input, read_rows
 from .out_file import OutFile
 from .row_names import RowNames, row_names
@@ -75,31 +76,6 @@ class BatchOptions:
     # called with each row's OUT object as it ends (a resumed batch's ok rows as they are skipped),
     # in the driver's thread: abatch's rows in completion order (api/async_api.py)
     on_row: Callable[[dict[str, Any]], None] | None = None
-
-
-@dataclass(frozen=True)
-class BatchSummary:
-    """How a batch ended: its id, rows ok of all rows, tokens, cost (all of its rows), seconds
-    (this invocation's), the OUT file, and how many task calls the budget refused."""
-
-    batch_id: str
-    ok: int
-    total: int
-    tokens: int
-    cost_usd: float
-    seconds: float
-    out: Path
-    refused: int = 0
-
-    def line(self) -> str:
-        """`batch: <id> <ok>/<total> ok, <tokens> tokens, $<cost>, <seconds> s`, and `, <n> calls
-        refused by the budget` when it refused some (their rows may still be ok)."""
-        calls = "call" if self.refused == 1 else "calls"
-        refused = f", {self.refused} {calls} refused by the budget" if self.refused else ""
-        return (
-            f"batch: {self.batch_id} {self.ok}/{self.total} ok, {self.tokens} tokens, "
-            f"{format_cost(self.cost_usd)}, {self.seconds:.1f} s{refused}"
-        )
 
 
 ExecutorFactory = Callable[[Store, "CostBudget | None", "str | None", BatchShare], Executor]

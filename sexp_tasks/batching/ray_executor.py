@@ -33,8 +33,6 @@ import dataclasses
 import logging
 import math
 import os
-import re
-import socket
 import sys
 import threading
 import time
@@ -52,6 +50,7 @@ from ..errors import BatchError, SexpError, StoreError
 from ..handler.cost import CostBudget
 from ..redact import hide_credentials_from_other_processes, is_credential_name
 from ..runs.store import Store
+from .cluster_address import probe
 from .row_runner import BatchShare, run_row
 from .rows import RowJob, RowOutcome
 from .shared_budget import BudgetKeeper, RemoteBudget
@@ -60,7 +59,6 @@ from .shipping import pack, unpack
 RowRunner = Callable[..., RowOutcome]  # (job, store, budget, share): run_row
 RETRIES = 1  # how many times a row whose worker died is run again
 WAIT_SLICE_SECONDS = 0.2  # how long the driver waits for an outcome before it looks at signals
-PROBE_SECONDS = 5.0  # how long a cluster's address may take to accept a connection
 DIRECT_STORE = True  # workers on the driver's machine open the store file (tests turn it off)
 
 
@@ -257,7 +255,7 @@ class RayExecutor:
                 self._credentials = credentials()
                 start_local_ray(max(self.workers or 1, os.cpu_count() or 1))
             else:
-                _probe(address)
+                probe(address)
                 logging.getLogger("ray").setLevel(logging.ERROR)  # its notices are not the batch's
                 ray.init(address=address, configure_logging=False, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as err:
@@ -382,18 +380,6 @@ def _first_ready(refs: list[Any]) -> Any:
         ready, _ = ray.wait(refs, num_returns=1, timeout=WAIT_SLICE_SECONDS)
         if ready:
             return ready[0]
-
-
-def _probe(address: str) -> None:
-    """ConnectionError when nothing listens at a `host:port` (or `ray://host:port`) address: Ray
-    itself would retry for minutes before saying so."""
-    found = re.fullmatch(r"(?:ray://)?\[?([^\]/]+?)\]?:(\d+)/?", address)
-    if found is None:
-        return  # "auto" and other forms: Ray's own resolution
-    try:
-        socket.create_connection((found.group(1), int(found.group(2))), timeout=PROBE_SECONDS).close()
-    except OSError as err:
-        raise ConnectionError(err.strerror or str(err)) from None
 
 
 def _cause(err: BaseException) -> str:

@@ -118,7 +118,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         program=True,
     ),
     "sexp_tasks.handler.mcp_client": Lazy(
-        ("sexp_tasks.tasks.runner", "sexp_tasks.tasks.mcp_services", "sexp_tasks.cli.tools_commands"),
+        ("sexp_tasks.tasks.mcp_pool", "sexp_tasks.tasks.mcp_services", "sexp_tasks.cli.tools_commands"),
         "the MCP servers sexp.toml declares, when a run first uses one or `sexp tools` lists them",
         program=True,
         brings=("mcp",),

@@ -7,9 +7,8 @@ tokens and finish reasons), a task call `invoke_agent {template}`, a model's too
 answer came from). Messages, tool arguments and results are put in only with `otel_content`,
 scrubbed of keys (redact.scrub) like everything else a span holds.
 
-The exporter is the SDK's OTLP/HTTP one (OTEL_EXPORTER_OTLP_ENDPOINT, _HEADERS... configure it)
-behind a batch span processor, with a short timeout: an endpoint that is down costs the run at
-most that timeout, once, and one warning at its end, never a traceback."""
+The exporter is the SDK's OTLP/HTTP one (OTEL_EXPORTER_OTLP_ENDPOINT...) behind a batch span
+processor with a short timeout: a down endpoint costs it once, and one warning, never a traceback."""
 
 from __future__ import annotations
 

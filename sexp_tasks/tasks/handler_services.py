@@ -73,7 +73,7 @@ def mcp_source(system: TaskSystem, run: Run) -> RunMcpSource | None:
     journal and cassette, the servers started by the task system when first needed."""
     if not system.settings.mcp:
         return None
-    return RunMcpSource(dict(system.settings.mcp), system.mcp_clients, lambda: run.journal, run.cassette.get)
+    return RunMcpSource(dict(system.settings.mcp), system.mcp.clients, lambda: run.journal, run.cassette.get)
 
 
 def answer_cache(system: TaskSystem) -> AnswerCache | None:

@@ -7,11 +7,10 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from ..config import Settings
-from ..config.model_chain import model_chain
-from ..errors import NoModelError, SexpError
+from ..errors import SexpError
 from ..generation import merge_generation
 from ..handler.contract import HandlerConfig, HandlerServices, OpenStream, OutputSpec, TaskPrompt
 from ..handler.cost import CostBudget
@@ -26,7 +25,6 @@ from ..results import FAILED, TaskResult, record_verdict
 from ..run_context import run_context
 from ..runs.journal import Journal, fingerprint
 from ..runs.recording import CassetteSlot, Run, current_run
-from ..runs.store import Store
 from .context import ContextError, inherited_context, resolve
 from .given_files import MemoryQuery, command_listing, file_stamps, gather_files
 from .handler_services import answer_cache, make_handler_services, read_mock_script
@@ -35,15 +33,14 @@ from .inputs import InputError, substitute
 from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
 from .library import TaskLibrary
 from .matching import match_templates
+from .mcp_pool import McpPool
 from .media_inputs import attachment_inputs, check_model
+from .model_choice import models_for, stored_scores
 from .procedure_tools import resolve_tools
 from .reserved import CallOptions, read_options
 from .subtasks import spawn_subtask
 from .task import Task, bind_named, input_failure
 from .template import TaskTemplate, check_json_schema
-
-if TYPE_CHECKING:
-    from ..handler.mcp_client import McpClients
 
 
 @dataclass(frozen=True)
@@ -109,8 +106,7 @@ class TaskSystem:
         self.python_tools: dict[str, PythonTool] = {}  # Session.tool's functions, for every Handler
         self.globals: Mapping[str, Value] = {}  # the language's globals (install): procedures as tools
         self.answer_cache = answer_cache(self)  # with the cache setting: paid answers kept (SPEC §11.2)
-        self._mcp_clients: McpClients | None = None  # sexp.toml's MCP servers, started when first used
-        self._mcp_lock = threading.Lock()
+        self.mcp = McpPool(self.settings.mcp)  # sexp.toml's MCP servers, started when first used
 
     # Templates ------------------------------------------------------------------------------
     def template_directories(self, program: Path | None = None) -> list[Path]:
@@ -171,33 +167,7 @@ class TaskSystem:
 
     def past_scores(self) -> dict[str, float]:
         """Mean recorded successScore per template, from the run store when there is one."""
-        store_now = self.current_run().store
-        if store_now is not None:
-            return store_now.success_scores()
-        if not Path(self.settings.store).is_file():
-            return {}  # asking must not create a store
-
-        store = Store(self.settings.store, create=False)
-        try:
-            return store.success_scores()
-        finally:
-            store.close()
-
-    def mcp_clients(self) -> McpClients:
-        """The MCP servers sexp.toml declares, each started when first asked (handler/mcp_client.py)."""
-        with self._mcp_lock:
-            if self._mcp_clients is None:
-                from ..handler.mcp_client import McpClients  # lazy: only a run using a server imports mcp
-
-                self._mcp_clients = McpClients(dict(self.settings.mcp))
-            return self._mcp_clients
-
-    def stop_mcp_servers(self) -> None:
-        """Stop the MCP servers started (at the end of a run); the next use starts them again."""
-        with self._mcp_lock:
-            clients, self._mcp_clients = self._mcp_clients, None
-        if clients is not None:
-            clients.close()
+        return stored_scores(self.current_run().store, self.settings.store)
 
     def add_python_tool(self, tool: PythonTool) -> None:
         """Offer a Python function to models as a tool (Session.tool); it replaces one so named."""
@@ -210,22 +180,8 @@ class TaskSystem:
 
     # Running ----------------------------------------------------------------------------------
     def models_for(self, template: TaskTemplate, call_models: tuple[str, ...]) -> tuple[str, ...]:
-        """The call's model chain (SPEC §11.4), the first that names any, whole (chains are not
-        merged): call-site model > --model, model= or :model (model_override) > the template's
-        <model>s > SEXP_MODEL or sexp.toml's (model)."""
-        override, default = self.settings.model_override, self.settings.model
-        for models in (
-            call_models,
-            model_chain(override) if override else (),
-            template.models,
-            model_chain(default) if default else (),
-        ):
-            if models:
-                return models
-        raise NoModelError(
-            f"task '{template.name}' has no model: give one with the call's (model \"...\"), --model,"
-            " the template's <model>, SEXP_MODEL, or `model` in sexp.toml"
-        )
+        """The call's model chain (SPEC §11.4): model_choice.models_for under these settings."""
+        return models_for(self.settings, template, call_models)
 
     def _check_schema(self, template: TaskTemplate) -> None:
         """A VALIDATION_ERROR, before any request, when the template's <json_schema> is JSON but no
