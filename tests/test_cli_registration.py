@@ -26,6 +26,7 @@ COMMANDS = (
     "runs",
     "trace",
     "cache",
+    "tools",
     "config",
     "init",
     "doc",

@@ -52,12 +52,13 @@ def test_sexp_toml_max_retries_is_obeyed_and_the_flag_beats_it(
 
 def test_the_request_timeout_flag_bounds_a_request(cli: Cli, workspace: Path, server: LLMServer) -> None:
     (workspace / "p.sexp").write_text(PROGRAM)
-    server.script(Scripted(content=GOOD, delay=scaled(5.0)))
+    server.script(Scripted(content=GOOD, delay=scaled(30.0)))  # far past the bound below
     started = time.monotonic()
     env = {"SEXP_API_BASE": server.base_url}
     status, _, err = cli("run", "p.sexp", "--request-timeout", "0.5", "--max-retries", "0", env=env)
     assert status == 1 and "TASK_FAILURE timeout" in err, err
-    assert time.monotonic() - started < scaled(4.5) and len(server.requests) == 1
+    # cut off at 0.5 s, not answered after 30: the bound leaves room for start-up on a busy machine
+    assert time.monotonic() - started < scaled(20) and len(server.requests) == 1
 
 
 def test_a_template_time_limit_holds_per_call(server: LLMServer, workspace: Path) -> None:

@@ -46,6 +46,7 @@ class BatchSettings(TypedDict, total=False):
     otel: bool | None
     otel_content: bool | None
     generation: Mapping[str, Any] | None
+    mcp: Mapping[str, Mapping[str, Any]] | None  # MCP servers by name, as sexp.toml's [mcp.NAME]
     mock_responses: _File | None
     record: _File | None
     replay: _File | None
