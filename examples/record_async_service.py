@@ -10,13 +10,11 @@ Run from the checkout root:
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from typing import Any
 
-from recording import FAKE_KEY, ROOT, RoutingServer, Scripted, answer, user_message
+from recording import Scripted, answer, record_script, user_message
 
 CASSETTE = "examples/async_service/service.cassette.jsonl"
 
@@ -40,26 +38,5 @@ def route(body: dict[str, Any]) -> Scripted | str:
 
 
 if __name__ == "__main__":
-    server = RoutingServer(route).start()
-    try:
-        (ROOT / CASSETTE).unlink(missing_ok=True)
-        env = {
-            **os.environ,
-            "SEXP_API_BASE": server.base_url,
-            "OPENAI_API_KEY": FAKE_KEY,
-            "PYTHONPATH": str(ROOT),
-        }
-        # The time limit leaves room for litellm's first import (seconds; a replayed run makes none).
-        command = [
-            sys.executable,
-            "examples/async_service/service.py",
-            "--record",
-            CASSETTE,
-            "--timeout",
-            "15",
-        ]
-        status = subprocess.run(command, cwd=ROOT, env=env).returncode
-    finally:
-        server.stop()
-    print(f"\n{len(server.requests)} requests recorded in {CASSETTE}", file=sys.stderr)
-    sys.exit(status)
+    # The time limit leaves room for litellm's first import (seconds; a replayed run makes none).
+    sys.exit(record_script("examples/async_service/service.py", CASSETTE, route, "--timeout", "15"))

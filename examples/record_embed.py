@@ -8,13 +8,11 @@ answers from what the tool returned. Run from the checkout root:
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from typing import Any
 
-from recording import FAKE_KEY, ROOT, RoutingServer, Scripted, answer, user_message
+from recording import Scripted, answer, record_script, user_message
 
 CASSETTE = "examples/embed.cassette.jsonl"
 
@@ -36,13 +34,4 @@ def route(body: dict[str, Any]) -> Scripted | str:
 
 
 if __name__ == "__main__":
-    server = RoutingServer(route).start()
-    try:
-        (ROOT / CASSETTE).unlink(missing_ok=True)
-        env = {**os.environ, "SEXP_API_BASE": server.base_url, "OPENAI_API_KEY": FAKE_KEY}
-        command = [sys.executable, "examples/embed.py", "--record", CASSETTE]
-        status = subprocess.run(command, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}).returncode
-    finally:
-        server.stop()
-    print(f"\n{len(server.requests)} requests recorded in {CASSETTE}", file=sys.stderr)
-    sys.exit(status)
+    sys.exit(record_script("examples/embed.py", CASSETTE, route))

@@ -71,12 +71,24 @@ class RoutingServer(LLMServer):
 
 def record(program: str, templates: str, cassette: str, route: Answer, *options: str) -> int:
     """Run program with --record cassette against a server answering with route; the exit status."""
+    command = ["-m", "sexp_tasks", "run", program, "--templates", templates]
+    return _recorded([*command, "--model", MODEL, "--record", cassette, *options], cassette, route, {})
+
+
+def record_script(script: str, cassette: str, route: Answer, *options: str) -> int:
+    """Run a Python example (it takes --record CASSETTE) afresh against a server answering with
+    route, the checkout importable; the exit status."""
+    (ROOT / cassette).unlink(missing_ok=True)
+    return _recorded([script, "--record", cassette, *options], cassette, route, {"PYTHONPATH": str(ROOT)})
+
+
+def _recorded(arguments: list[str], cassette: str, route: Answer, more_env: dict[str, str]) -> int:
+    """`python ARGUMENTS` run against a server answering with route; says how many requests it
+    recorded; the exit status."""
     server = RoutingServer(route).start()
     try:
-        env = {**os.environ, "SEXP_API_BASE": server.base_url, "OPENAI_API_KEY": FAKE_KEY}
-        command = [sys.executable, "-m", "sexp_tasks", "run", program, "--templates", templates]
-        command += ["--model", MODEL, "--record", cassette, *options]
-        status = subprocess.run(command, cwd=ROOT, env=env).returncode
+        env = {**os.environ, "SEXP_API_BASE": server.base_url, "OPENAI_API_KEY": FAKE_KEY, **more_env}
+        status = subprocess.run([sys.executable, *arguments], cwd=ROOT, env=env).returncode
     finally:
         server.stop()
     print(f"\n{len(server.requests)} requests recorded in {cassette}", file=sys.stderr)
