@@ -24,21 +24,19 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ..lang.values import well_formed
 from ..results import TaskError, round_cost
 from ..run_context import run_context
 from . import llm
 from .contract import TEXT_RECEIVER, HandlerConfig, HandlerServices, OpenStream, Sent
 from .cost import call_reservation
 from .fallbacks import chain_failure, fallback_note
-from .model_info import known_output_limit
 from .model_request import ModelAnswer, ModelRequest
+from .partial_answers import broken_answer, stopped_answer, stream_limits
 from .provider_errors import ProviderError, falls_back
 from .replay import MockReply
 from .retries import Attempts, Deadline, failure
 from .stream_reading import StreamLimits, StreamStopped
 from .structured import refusal_warning, send_with_schema_fallback
-from .tokens import count_output, model_counter
 
 
 class CallFailed(Exception):
@@ -206,7 +204,8 @@ class ModelCaller:
                 mock = self.services.mock.next(self.template, self.in_output_section)
             else:
                 self.services.before_sending()  # the api_base warning, once (SPEC §10.1)
-                limits = self._limits(request, prompt_tokens, reserved) if request.stream else None
+                budget = self.services.budget
+                limits = stream_limits(request, prompt_tokens, reserved, budget) if request.stream else None
             send = partial(self._send, attempts, mock, limits)
             config = self.config
             answer, sent = send_with_schema_fallback(request, config.api_base, config.num_retries, send)
@@ -250,28 +249,6 @@ class ModelCaller:
 
         return attempts.send(attempt, num_retries, request.response_format is not None)
 
-    def _limits(self, request: ModelRequest, prompt_tokens: int, reserved: float) -> StreamLimits | None:
-        """What a streamed call may take (stream_reading.py): its max_tokens, else the model's output
-        limit when litellm knows it; and, under a budget, what the run has left beside the other
-        calls' reservations. None when neither holds (nothing is watched)."""
-        model, budget = request.model, self.services.budget
-        max_tokens = request.generation.get("max_tokens")
-        most = max_tokens if isinstance(max_tokens, int) else known_output_limit(model)
-        if most is None and budget.limit is None:
-            return None
-        name = "max_tokens" if isinstance(max_tokens, int) else "the model's output limit"
-        prompt_cost = llm.estimate_cost(model, prompt_tokens, 0)
-        token_price = llm.estimate_cost(model, 0, 1000) / 1000
-
-        def over_budget(cost: float) -> TaskError | None:
-            return budget.overrun(reserved, cost)
-
-        def cost(tokens: int) -> float:
-            return prompt_cost + tokens * token_price
-
-        watched = over_budget if budget.limit is not None else _fits
-        return StreamLimits(most, name, cost, watched, model_counter(model))
-
     def _label(self) -> str:
         """The label of this call's text: its template's name, and under pmap the element's place
         (`greet[2]`, `greet[0][1]` nested), so that concurrent calls of one task tell apart."""
@@ -313,37 +290,3 @@ class ModelCaller:
     def _warn(self, warning: str) -> None:
         if warning not in self.warnings:
             self.warnings.append(warning)
-
-
-def _fits(cost: float) -> None:
-    """No budget: any cost fits."""
-    return None
-
-
-def broken_answer(text: str, model: str, prompt_tokens: int) -> ModelAnswer:
-    """The answer a stream gave before its connection broke, priced as it was received: its text,
-    its prompt (as counted before sending) and its output counted (the provider sent no usage)."""
-    output_tokens = (model_counter(model) or count_output)(text)
-    cost = llm.estimate_cost(model, prompt_tokens, output_tokens)
-    return ModelAnswer(
-        text=well_formed(text),
-        finish_reason=None,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=output_tokens,
-        cost_usd=round_cost(cost),
-        model=model,
-    )
-
-
-def stopped_answer(stop: StreamStopped, model: str, prompt_tokens: int) -> ModelAnswer:
-    """The answer a stopped stream gave, as far as it went: its text, its prompt (as counted before
-    sending) and the output tokens and cost counted as it arrived. No finish reason: it did not end."""
-    return ModelAnswer(
-        text=well_formed(stop.text),
-        finish_reason=None,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=stop.output_tokens,
-        cost_usd=round_cost(stop.cost_usd),
-        latency_ms=stop.latency_ms,
-        model=model,
-    )
