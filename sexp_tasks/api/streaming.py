@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..handler.contract import TEXT_RECEIVER, TextPieces
-from ..lang.deepstack import raise_interrupt_in
+from ..lang.deepstack import raise_interrupt_in, start_thread
 from .async_api import items_off_loop
 
 if TYPE_CHECKING:
@@ -62,8 +62,7 @@ def stream(session: Session, name: str, inputs: dict[str, Any]) -> Iterator[str 
     def call() -> Any:
         return session.call(name, **inputs)
 
-    worker = threading.Thread(target=work, name="stream-sexp", daemon=True)
-    worker.start()
+    worker = start_thread(threading.Thread(target=work, name="stream-sexp", daemon=True))
     ended = False
     try:
         while (item := items.get()) is not _END:

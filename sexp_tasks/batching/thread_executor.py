@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 
 from ..handler.cost import CostBudget
-from ..lang.deepstack import STACK_BYTES, raise_interrupt_in
+from ..lang.deepstack import STACK_BYTES, raise_interrupt_in, start_thread
 from ..runs.store import Store
 from .row_runner import BatchShare, run_row
 from .rows import RowJob, RowOutcome
@@ -90,7 +90,7 @@ class ThreadExecutor:
                 threading.Thread(target=work, name=f"sexp-batch-{i}", daemon=True) for i in range(concurrency)
             ]
             for worker in workers:
-                worker.start()
+                start_thread(worker)
         finally:
             threading.stack_size(previous)
         return workers

@@ -18,6 +18,7 @@ from dataclasses import replace
 from functools import cache, partial
 from typing import Any
 
+from ..lang.deepstack import start_thread
 from ..lang.values import well_formed
 from .loop_thread import background_loop
 from .model_info import model_map
@@ -56,7 +57,7 @@ def _litellm() -> Any:
     if "module" not in _imported:
         with _importing:
             if not _imported:
-                threading.Thread(target=_import_litellm, name="litellm-import", daemon=True).start()
+                start_thread(threading.Thread(target=_import_litellm, name="litellm-import", daemon=True))
         while not _imported:
             time.sleep(0.005)  # a wait an interrupt can end
     if "error" in _imported:

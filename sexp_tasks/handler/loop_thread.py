@@ -8,6 +8,8 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
+from ..lang.deepstack import start_thread
+
 
 class LoopThread:
     """An event loop in a daemon thread, on which callers in any thread await litellm's async path."""
@@ -17,7 +19,7 @@ class LoopThread:
 
         self.pid = os.getpid()
         self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, name="sexp-llm-loop", daemon=True).start()
+        start_thread(threading.Thread(target=self.loop.run_forever, name="sexp-llm-loop", daemon=True))
 
     def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
         """The coroutine's result, awaited on the loop while the calling thread waits."""

@@ -61,6 +61,23 @@ def deep_recursion() -> Iterator[None]:
                 sys.setrecursionlimit(_host_limit)
 
 
+# An interrupt must not be raised in a thread while it starts another. In CPython 3.11 a new thread's
+# state carries its starter's ident until the new thread first runs, and PyThreadState_SetAsyncExc
+# picks the newest state holding an ident: the KeyboardInterrupt meant for the starter lands in
+# the new thread and kills it before its first line (seen as a litellm import that never ended,
+# its thread started by a call being cancelled). So threads are started, and interrupts raised,
+# under one lock.
+_starting = threading.Lock()
+
+
+def start_thread(thread: threading.Thread) -> threading.Thread:
+    """thread started, with no interrupt raised in the process meanwhile (see _starting): any
+    thread started from one that may be interrupted is started through here."""
+    with _starting:
+        thread.start()  # returns once the thread runs, its state carrying its own ident
+    return thread
+
+
 # Marks the threads start_deep_thread starts (on_deep_stack): a thread-local, so that it is read in
 # the thread itself, whatever its name.
 _marks = threading.local()
@@ -76,8 +93,7 @@ def start_deep_thread(target: Callable[[], None], name: str) -> threading.Thread
 
     previous = threading.stack_size(STACK_BYTES)
     try:
-        thread = threading.Thread(target=marked, name=name, daemon=True)
-        thread.start()
+        thread = start_thread(threading.Thread(target=marked, name=name, daemon=True))
     finally:
         threading.stack_size(previous)
     return thread
@@ -136,9 +152,11 @@ def raise_interrupt_in(thread: threading.Thread) -> None:
     guarded by is_alive(): that can be False for a thread still running (see _interrupt); but a
     thread that has ended is skipped, as its ident may already be another thread's (an OS thread
     id is reused at once), which would get the interrupt instead: threading.enumerate() lists a
-    thread until its very end, and the thread object, not the ident, is compared."""
+    thread until its very end, and the thread object, not the ident, is compared. Nor is it
+    raised while a thread is being started (start_thread)."""
     import ctypes  # lazy: ~1.5 ms of start-up, and only an interrupted run needs it
 
-    if thread.ident is not None and any(running is thread for running in threading.enumerate()):
-        ident, interrupt = ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt)
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, interrupt)
+    with _starting:
+        if thread.ident is not None and any(running is thread for running in threading.enumerate()):
+            ident, interrupt = ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt)
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, interrupt)

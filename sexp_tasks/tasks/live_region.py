@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol, TextIO
 
+from ..lang.deepstack import start_thread
+
 INTERVAL = 0.05  # seconds between two drawings of arriving text: 20 a second
 MORE = "… {} more"
 
@@ -140,7 +142,7 @@ class LiveRegion:
             elif self._timer is None and self.enabled:
                 self._timer = threading.Timer(wait, self._draw_late)
                 self._timer.daemon = True
-                self._timer.start()
+                start_thread(self._timer)
 
     def _closed(self, text: LiveText) -> None:
         with self._lock:

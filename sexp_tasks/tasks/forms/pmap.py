@@ -24,7 +24,7 @@ from typing import Any
 
 from ...errors import SexpError, TypeError_
 from ...lang.calls import apply_procedure
-from ...lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in
+from ...lang.deepstack import STACK_BYTES, deep_recursion, raise_interrupt_in, start_thread
 from ...lang.primitives.lists import as_list
 from ...lang.primitives.options import ABSENT, keyword_option, positive_integer
 from ...lang.printer import to_repr
@@ -139,7 +139,7 @@ class _Pool:
         try:
             for i in range(self.n):
                 try:
-                    threading.Thread(target=self.work, name=f"sexp-pmap-{i}", daemon=True).start()
+                    start_thread(threading.Thread(target=self.work, name=f"sexp-pmap-{i}", daemon=True))
                 except RuntimeError:  # no more threads to be had: go on with those already working
                     if i == 0:
                         raise
