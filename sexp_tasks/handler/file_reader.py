@@ -82,7 +82,7 @@ def media_files(
 def _chain_refusal(models: tuple[str, ...], attachment: Attachment) -> tuple[str | None, list[str]]:
     """Why the first model of the chain that cannot take the attachment cannot (None when all
     can), and a warning per model litellm does not know."""
-    unknown = []
+    unknown: list[str] = []
     for model in models or ("",):
         refusal, warning = model_refusal(model, attachment)
         if refusal is not None:
