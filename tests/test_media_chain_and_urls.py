@@ -189,3 +189,19 @@ def test_an_elided_record_masks_urls_and_stays_as_it_is_when_elided_again() -> N
     assert once[0]["content"][2]["file"]["file_id"] == MASKED_URL.replace("cat.png", "r.pdf")
     assert elide_messages(once) == once and elided_url(MASKED_URL) == MASKED_URL
     assert messages[0]["content"][1]["image_url"]["url"] == SECRET_URL  # the request sent: untouched
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (SECRET_URL, f"input 'photo' ({MASKED_URL}): model openai/gpt-3.5-turbo does not take images"),
+        (SECRET_URL.replace("cat.png", "cat.pdf"), f"'{MASKED_URL.replace('cat.png', 'cat.pdf')}' is a PDF"),
+        (SECRET_URL.replace("https", "ftp"), f"'{MASKED_URL.replace('https', 'ftp')}' is neither a path"),
+    ],
+)
+def test_an_error_names_a_secret_url_masked(
+    cli: Cli, tasks: Path, server: LLMServer, url: str, shown: str
+) -> None:
+    status, _, err = run_program(cli, tasks, server, f'(describe :photo "{url}")')
+    assert status == 1 and shown in err and not any(secret in err for secret in SECRETS)
+    assert server.requests == []
