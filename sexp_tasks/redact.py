@@ -164,5 +164,7 @@ def mask_url(url: str) -> str:
 def _masked_parameter(pair: str) -> str:
     """`name=***` for a query parameter whose name says a secret, else pair as it is."""
     name, equals, value = pair.partition("=")
-    secret = is_credential_name(name) or name.lower() in _SECRET_PARAMETERS
+    # a word of the name will do: a signed URL's X-Amz-Signature, X-Goog-Signature
+    words = re.split(r"[-_.]", name.lower())
+    secret = is_credential_name(name) or any(word in _SECRET_PARAMETERS for word in words)
     return f"{name}=***" if equals and value and secret else pair

@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 
 from ..errors import AttachmentError, FileError
 from ..process.workspace import Workspace
+from ..redact import mask_url
 from . import llm
 from .data_urls import format_size
 
@@ -63,9 +64,15 @@ class Attachment:
     def is_url(self) -> bool:
         return is_url(self.source)
 
+    @property
+    def shown(self) -> str:
+        """The source as text, messages and records show it: a URL's credentials and signed
+        query masked (redact.mask_url; only its content part carries the real URL)."""
+        return mask_url(self.source) if self.is_url else self.source
+
     def label(self) -> str:
         """How the attachment is named in the text: `[image: photo.png]`, `[file: report.pdf]`."""
-        return f"[{'file' if self.kind == 'pdf' else 'image'}: {self.source}]"
+        return f"[{'file' if self.kind == 'pdf' else 'image'}: {self.shown}]"
 
 
 def is_url(value: str) -> bool:
@@ -86,11 +93,13 @@ def check_attachment(name: str, value: str, declared: str, workspace: Path) -> A
     if is_url(value):
         kind = _EXTENSIONS.get(PurePosixPath(urlparse(value).path).suffix.lower())
         if declared == "image" and kind == PDF:
-            raise AttachmentError(f'{value!r} is a PDF, not an image: declare the input type="file"')
+            shown = mask_url(value)
+            raise AttachmentError(f'{shown!r} is a PDF, not an image: declare the input type="file"')
         # a URL whose name says nothing: an image input's is an image, a file input's a PDF
         return Attachment(name, value, kind or ("image/*" if declared == "image" else PDF))
     if not value or "://" in value or value.startswith("data:"):
-        raise AttachmentError(f"{value!r} is neither a path in the workspace nor an http(s) URL")
+        shown = mask_url(value) if "://" in value else value
+        raise AttachmentError(f"{shown!r} is neither a path in the workspace nor an http(s) URL")
     head, size = _read(value, 16, workspace)
     kind = sniff(head)
     if kind is None:
@@ -157,8 +166,7 @@ def model_refusal(model: str, attachment: Attachment) -> tuple[str | None, str |
     if takes is None:
         return (
             None,
-            f"litellm does not know model {model}, nor whether it takes {what}: {attachment.source!r}"
-            " is sent",
+            f"litellm does not know model {model}, nor whether it takes {what}: {attachment.shown!r} is sent",
         )
     return None, None
 

@@ -3,8 +3,10 @@
 What the journal keeps, `sexp trace` and `sexp tasks render` show, and the fingerprint digests
 (model_request.ModelRequest.as_record) holds each base64 data URL of a content part elided to its
 media type, size and SHA-256: the store does not keep a copy of every image a run sends, nothing
-prints a base64 blob, and the fingerprint still changes when one byte of the file does. Eliding
-an elided URL leaves it as it is, so a record read back has the fingerprint of the request sent.
+prints a base64 blob, and the fingerprint still changes when one byte of the file does. An
+http(s) URL's credentials and signed query are masked alike (redact.mask_url): the request sent
+carries the real URL, nothing kept or shown does. Eliding an elided URL leaves it as it is, so a
+record read back has the fingerprint of the request sent.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
+
+from ..redact import mask_url
 
 _DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+);base64,")
 _ELIDED = re.compile(r"data:([\w.+-]+/[\w.+-]+);sha256=([0-9a-f]{64});bytes=(\d+),")
@@ -38,16 +42,24 @@ def _elided_part(part: Any) -> Any:
     if part.get("type") == "image_url" and isinstance(part.get("image_url"), dict):
         inner = part["image_url"]
         return {**part, "image_url": {**inner, "url": elided_url(str(inner.get("url", "")))}}
-    if part.get("type") == "file" and isinstance(part.get("file"), dict) and "file_data" in part["file"]:
+    if part.get("type") == "file" and isinstance(part.get("file"), dict):
         inner = part["file"]
-        return {**part, "file": {**inner, "file_data": elided_url(str(inner["file_data"]))}}
+        elided = {key: elided_url(str(inner[key])) for key in ("file_data", "file_id") if key in inner}
+        return {**part, "file": {**inner, **elided}}
     return dict(part)
 
 
-@lru_cache(maxsize=32)  # each turn of a conversation records the same parts again
 def elided_url(url: str) -> str:
     """`data:image/png;sha256=HEX;bytes=N,` for a base64 data URL (its decoded bytes' size and
-    digest); any other URL (an elided one too) as it is."""
+    digest); an http(s) URL with its credentials and secret query values masked; any other (an
+    elided one too) as it is."""
+    if url.startswith(("http://", "https://")):
+        return mask_url(url)
+    return _elided_data_url(url)
+
+
+@lru_cache(maxsize=32)  # each turn of a conversation records the same parts again
+def _elided_data_url(url: str) -> str:
     found = _DATA_URL.match(url)
     if found is None:
         return url

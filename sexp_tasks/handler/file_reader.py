@@ -2,8 +2,8 @@
 
 Every path is confined to the workspace; a missing or unreadable one is a warning in the
 task's notes, never a failure. An image or a PDF among them (by its first bytes) is sent as a
-content part after the user message's text when the model takes it (SPEC §11.4), else it is a
-warning too.
+content part after the user message's text when every model of the call's chain takes it (SPEC
+§11.4: a fallback is asked the same conversation), else it is a warning too, naming the model.
 """
 
 from __future__ import annotations
@@ -42,11 +42,11 @@ def file_block(paths: tuple[str, ...], workspace: Path) -> tuple[str, list[str]]
 
 
 def media_files(
-    paths: tuple[str, ...], model: str, workspace: Path
+    paths: tuple[str, ...], models: tuple[str, ...], workspace: Path
 ) -> tuple[list[dict[str, Any]], tuple[str, ...], list[str]]:
-    """The content parts of the images and PDFs among paths (by their first bytes) that model
-    takes, the other paths (for file_block), and a warning per image or PDF not sent or sent
-    to a model litellm does not know."""
+    """The content parts of the images and PDFs among paths (by their first bytes) that every
+    model of the chain takes, the other paths (for file_block), and a warning per image or PDF
+    not sent or sent to a model litellm does not know."""
     root = Workspace(workspace)
     parts: list[dict[str, Any]] = []
     texts: list[str] = []
@@ -62,7 +62,7 @@ def media_files(
             texts.append(path)
             continue
         attachment = Attachment(path, path, kind, size)
-        refusal, warning = model_refusal(model, attachment)
+        refusal, unknown = _chain_refusal(models, attachment)
         if size > MAX_ATTACHMENT_BYTES:
             refusal = (
                 f"{format_size(size)}, over the {format_size(MAX_ATTACHMENT_BYTES)} limit of an image or PDF"
@@ -74,6 +74,19 @@ def media_files(
                 refusal = str(err)
         if refusal is not None:
             warnings.append(f"file {path!r} not included: {refusal}")
-        elif warning is not None:
-            warnings.append(warning)
+        else:
+            warnings += [warning for warning in unknown if warning not in warnings]
     return parts, tuple(texts), warnings
+
+
+def _chain_refusal(models: tuple[str, ...], attachment: Attachment) -> tuple[str | None, list[str]]:
+    """Why the first model of the chain that cannot take the attachment cannot (None when all
+    can), and a warning per model litellm does not know."""
+    unknown: list[str] = []
+    for model in models or ("",):
+        refusal, warning = model_refusal(model, attachment)
+        if refusal is not None:
+            return refusal, unknown
+        if warning is not None:
+            unknown.append(warning)
+    return None, unknown

@@ -28,7 +28,7 @@ def first_messages(
         messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": answered}]
     user = prompt.instructions
     context = f"<context>\n{prompt.context}\n</context>" if prompt.context else ""
-    media, texts, problems = media_files(prompt.file_paths, (prompt.models or ("",))[0], workspace)
+    media, texts, problems = media_files(prompt.file_paths, prompt.models, workspace)
     files, unread = file_block(texts, workspace)
     if context or files:
         user = "\n\n".join(part for part in (user, context, files) if part)

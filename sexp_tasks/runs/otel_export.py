@@ -36,6 +36,7 @@ from ..handler.tracing import Traced, Tracer
 from ..redact import mask_url, scrub, scrubber
 from ..results import TaskError, TaskResult
 from ..run_context import run_context
+from .otel_messages import input_messages, output_message
 from .recording import current_run
 
 EXPORT_TIMEOUT = 3.0  # seconds an export may take, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says
@@ -190,7 +191,7 @@ class _Traced:
             }
         )
         if self.content:
-            self.note({"gen_ai.output.messages": json.dumps([_output_message(answer)])})
+            self.note({"gen_ai.output.messages": json.dumps([output_message(answer)])})
 
     def returned(self, text: str) -> None:
         if text.startswith("error:"):  # a tool's error is its answer to the model, and a failed span
@@ -283,7 +284,7 @@ class OtelTracer:
         if request.response_format is not None:
             attributes["gen_ai.output.type"] = "json"
         if self.content:
-            system, messages = _input_messages(request.as_record()["messages"])  # images elided
+            system, messages = input_messages(request.as_record()["messages"])  # images elided
             attributes["gen_ai.input.messages"] = json.dumps(messages)
             if system:
                 attributes["gen_ai.system_instructions"] = json.dumps(system)
@@ -343,58 +344,3 @@ def _scrubbed(value: Any, mask: Callable[[str], str]) -> Any:
     if isinstance(value, (list, tuple)):
         return [mask(item) if isinstance(item, str) else item for item in value]
     return value
-
-
-def _input_messages(
-    messages: Sequence[Mapping[str, Any]],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The system instructions' parts, and the other messages as the conventions shape them
-    (role and parts: text, tool calls, tool results)."""
-    system: list[dict[str, Any]] = []
-    shaped: list[dict[str, Any]] = []
-    for message in messages:
-        role = str(message.get("role", "user"))
-        if role == "system":
-            system.append({"type": "text", "content": _text(message.get("content"))})
-            continue
-        if role == "tool":
-            part = {
-                "type": "tool_call_response",
-                "id": message.get("tool_call_id"),
-                "response": message.get("content"),
-            }
-            shaped.append({"role": "tool", "parts": [part]})
-            continue
-        parts: list[dict[str, Any]] = []
-        if message.get("content"):
-            parts.append({"type": "text", "content": _text(message.get("content"))})
-        for call in message.get("tool_calls") or ():
-            function = call.get("function") or call
-            parts.append(
-                {
-                    "type": "tool_call",
-                    "id": call.get("id"),
-                    "name": function.get("name"),
-                    "arguments": function.get("arguments"),
-                }
-            )
-        shaped.append({"role": role, "parts": parts})
-    return system, shaped
-
-
-def _output_message(answer: ModelAnswer) -> dict[str, Any]:
-    parts: list[dict[str, Any]] = [{"type": "text", "content": answer.text}] if answer.text else []
-    for call in answer.tool_calls:
-        parts.append(
-            {
-                "type": "tool_call",
-                "id": call.get("id"),
-                "name": call.get("name"),
-                "arguments": call.get("arguments"),
-            }
-        )
-    return {"role": "assistant", "parts": parts, "finish_reason": answer.finish_reason or ""}
-
-
-def _text(content: Any) -> str:
-    return content if isinstance(content, str) else json.dumps(content, default=str)

@@ -48,7 +48,7 @@ def check_model(template: TaskTemplate, model: str, attachments: tuple[Attachmen
     for attachment in attachments:
         refusal, warning = model_refusal(model, attachment)
         if refusal is not None:
-            message = f"task '{template.name}': input '{attachment.name}' ({attachment.source}): {refusal}"
+            message = f"task '{template.name}': input '{attachment.name}' ({attachment.shown}): {refusal}"
             raise InputError(attachment.name, message)
         if warning is not None and warning not in warnings:
             warnings.append(warning)
