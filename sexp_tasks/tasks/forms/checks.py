@@ -5,7 +5,7 @@ it calls names must be a built-in tool, a Session.tool function or a procedure."
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...errors import ArityError, SexpError, Span
@@ -19,7 +19,7 @@ from ...lang.values import Value
 from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node
 from ..inputs import missing_inputs, mixed_arguments, too_many_arguments, unknown_inputs
 from ..library import TaskLibrary
-from ..procedure_tools import unknown_server, unknown_tool
+from ..procedure_tools import unknown_server, unknown_server_tool, unknown_tool
 from ..task import RESERVED
 from ..template import TaskTemplate
 from .defatom import NAME as DEFATOM
@@ -105,11 +105,15 @@ class TaskChecks:
         forms: Mapping[str, SpecialForm],
         python_tools: Mapping[str, PythonTool],
         mcp_servers: Collection[str] = (),
+        server_tools: Callable[[str], Collection[str] | None] | None = None,
     ) -> None:
         self.library = library
         self.forms = forms
         self.python_tools = python_tools  # Session.tool's functions (none for `sexp check`)
         self.mcp_servers = mcp_servers  # sexp.toml's [mcp.NAME] servers: their tools are NAME/...
+        # The names of a server's tools (None when it cannot be asked): asked only for a
+        # `NAME/tool` of a declared server, so a program naming none starts no server.
+        self.server_tools = server_tools
 
     def global_names(self) -> Iterable[str]:
         return self.library.templates
@@ -166,7 +170,7 @@ class TaskChecks:
             if name in first_calls and name not in defined and name not in globals_:
                 named.append((template, first_calls[name].span))
         servers = self.mcp_servers
-        return [
+        problems: list[SexpError] = [
             unknown_server(template.name, tool.partition("/")[0], servers, span)
             if "/" in tool
             else unknown_tool(template.name, tool, tools, span)
@@ -174,3 +178,18 @@ class TaskChecks:
             for tool in template.tools
             if tool not in tools and tool.partition("/")[0] not in servers
         ]
+        return problems + self._server_tool_problems(named)
+
+    def _server_tool_problems(self, named: list[tuple[TaskTemplate, Span | None]]) -> list[SexpError]:
+        """A NameError for each `NAME/tool` of a declared server that the server does not offer,
+        when its tools can be listed (`NAME/*` asks nothing)."""
+        problems: list[SexpError] = []
+        for template, span in named:
+            for tool in template.tools:
+                server, slash, wanted = tool.partition("/")
+                if not slash or wanted == "*" or server not in self.mcp_servers or self.server_tools is None:
+                    continue
+                offers = self.server_tools(server)
+                if offers is not None and wanted not in offers:
+                    problems.append(unknown_server_tool(template.name, server, wanted, offers, span))
+        return problems
