@@ -147,10 +147,10 @@ class LLMServer:
                 reply = server._next()
                 if server.answer is not None:
                     answered = server.answer(body)
-                    reply = (
-                        answered
-                        if isinstance(answered, Scripted)
-                        else Scripted(content=answered, delay=reply.delay, chunk_delay=reply.chunk_delay)
+                    reply = (  # a Scripted from `llm_server` or `tests.llm_server`: two classes
+                        Scripted(content=answered, delay=reply.delay, chunk_delay=reply.chunk_delay)
+                        if isinstance(answered, str)
+                        else answered
                     )
                 if reply.delay:
                     time.sleep(reply.delay)
