@@ -173,3 +173,37 @@ def test_a_registered_template_may_name_a_servers_tools(workspace: Path, env: di
     (workspace / "main.sexp").write_text("(one)\n(every)\n", encoding="utf-8")
     assert run_cli("check", "main.sexp", cwd=workspace, env=env) == (0, "main.sexp: ok\n", "")
     no_server_left(workspace)
+
+
+@pytest.mark.parametrize("given", [":tools '(t/ad)", ':tools (list "t/ad")', ':tools "t/ad"'])
+def test_a_calls_own_tools_are_checked_too(workspace: Path, env: dict[str, str], given: str) -> None:
+    declare(workspace)
+    (workspace / "main.sexp").write_text(
+        f'(defatom ask (params (q string)) (instructions "{{{{q}}}}"))\n(ask :q "go" {given})\n'
+        f'(ask :q "go" :tools (list "nosuch/x"))\n',
+        encoding="utf-8",
+    )
+    status, _, err = run_cli("check", "main.sexp", cwd=workspace, env=env)
+    assert status == 1, err
+    column = len('(ask :q "go" :tools ') + 1
+    assert (
+        f"main.sexp:2:{column}: error: task 'ask': MCP server 't' has no tool 'ad'"
+        " (it offers add, echo, slow, fail, crash); did you mean 'add'?" in err.splitlines()
+    )
+    assert (
+        f"main.sexp:3:{column}: error: task 'ask': no MCP server named 'nosuch'"
+        " (declare it in sexp.toml as [mcp.nosuch])" in err.splitlines()
+    )
+    no_server_left(workspace)
+
+
+def test_a_calls_tools_known_only_when_it_runs_are_not_checked(workspace: Path, env: dict[str, str]) -> None:
+    declare(workspace)
+    (workspace / "main.sexp").write_text(
+        '(defatom ask (params (q string)) (instructions "{{q}}"))\n'
+        '(ask :q "go" :tools \'(t/add read_file))\n'
+        '(let ((x "t/zz")) (ask :q "go" :tools (list x)))\n',
+        encoding="utf-8",
+    )
+    assert run_cli("check", "main.sexp", cwd=workspace, env=env) == (0, "main.sexp: ok\n", "")
+    no_server_left(workspace)
