@@ -5,7 +5,7 @@ services its primitives ask for, and the recording of runs."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TextIO
@@ -35,6 +35,7 @@ from .tasks.forms import install as install_tasks
 from .tasks.forms.checks import TaskChecks
 from .tasks.library import TaskLibrary
 from .tasks.live_region import LiveRegion, is_terminal, live_region
+from .tasks.mcp_services import checked_tool_names
 from .tasks.runner import TaskSystem
 from .tasks.task_services import TaskServices
 
@@ -309,14 +310,19 @@ def program_checker(
     tasks = TaskSystem(settings, lambda message: _say(stream, settings, warning_line(message)), stream)
     core = _language(settings, tasks, None)
     tasks.load_templates(program=program)
-    return _checker(core.compiler, core.prelude, tasks)
+    listed = checked_tool_names(settings.mcp, lambda message: _say(stream, settings, warning_line(message)))
+    return _checker(core.compiler, core.prelude, tasks, listed)
 
 
 def _checker(
-    compiler: Compiler, prelude: LazyDefinitions, tasks: TaskSystem
+    compiler: Compiler,
+    prelude: LazyDefinitions,
+    tasks: TaskSystem,
+    server_tools: Callable[[str], Collection[str] | None] | None = None,
 ) -> Callable[[Sequence[Node]], list[SexpError]]:
-    """Checking in one language: its forms, its prelude, and the task system's call checks."""
-    checks = [TaskChecks(tasks.library, compiler.forms, tasks.python_tools, tasks.settings.mcp)]
+    """Checking in one language: its forms, its prelude, and the task system's call checks
+    (server_tools, when given, lists an MCP server's tools to check `NAME/tool` names)."""
+    checks = [TaskChecks(tasks.library, compiler.forms, tasks.python_tools, tasks.settings.mcp, server_tools)]
     return lambda forms: check_forms(forms, compiler, prelude, checks)
 
 

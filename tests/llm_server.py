@@ -86,7 +86,8 @@ class LLMServer:
         self.last: Scripted = Scripted()
         self.requests: list[Recorded] = []
         self.on_request: Callable[[int], None] | None = None  # called with the count of requests so far
-        self.answer: Callable[[dict[str, Any]], str] | None = None  # content computed from the request
+        # content (or a whole Scripted reply) computed from the request
+        self.answer: Callable[[dict[str, Any]], str | Scripted] | None = None
         # when set, a request carrying response_format is refused with this 400 (queue untouched),
         # as a provider that does not take the parameter refuses it
         self.refuse_response_format = False
@@ -145,8 +146,11 @@ class LLMServer:
                     return
                 reply = server._next()
                 if server.answer is not None:
-                    reply = Scripted(
-                        content=server.answer(body), delay=reply.delay, chunk_delay=reply.chunk_delay
+                    answered = server.answer(body)
+                    reply = (  # a Scripted from `llm_server` or `tests.llm_server`: two classes
+                        Scripted(content=answered, delay=reply.delay, chunk_delay=reply.chunk_delay)
+                        if isinstance(answered, str)
+                        else answered
                     )
                 if reply.delay:
                     time.sleep(reply.delay)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -115,3 +115,29 @@ class RunMcpSource:
         if cassette is not None:
             cassette.keep(key, answer)
         return answer
+
+
+def checked_tool_names(
+    declared: Mapping[str, McpServer], warn: Callable[[str], None]
+) -> Callable[[str], list[str] | None]:
+    """For `sexp check`: the names of a declared server's tools, the server started, asked and
+    stopped as `sexp tools` does (each server once); None, and a warning, when it cannot be asked
+    (a checker reports what it can tell, and a server down now may be up for the run)."""
+    names: dict[str, list[str] | None] = {}
+
+    def tool_names(server: str) -> list[str] | None:
+        if server not in names:
+            from ..handler.mcp_client import McpClients, McpFailure  # lazy: only a NAME/tool starts it
+
+            clients = McpClients({server: declared[server]})
+            try:
+                names[server] = [tool.name for tool in clients.list_tools(server)]
+            except McpFailure as err:
+                where = declared[server].where
+                warn(f"MCP server '{server}' ({where}) failed: {err}; the names of its tools are not checked")
+                names[server] = None
+            finally:
+                clients.close()
+        return names[server]
+
+    return tool_names

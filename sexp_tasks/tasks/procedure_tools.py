@@ -46,6 +46,17 @@ def unknown_server(task: str, server: str, candidates: Collection[str], span: Sp
     return NameError_(f"task '{task}': no MCP server named '{server}' ({declare}){hint}", span)
 
 
+def unknown_server_tool(
+    task: str, server: str, tool: str, offers: Collection[str], span: Span | None
+) -> NameError_:
+    """The error for `NAME/tool` in a task's tools when server NAME offers no such tool."""
+    hint = did_you_mean(tool, offers)
+    listed = ", ".join(offers) or "no tools"
+    return NameError_(
+        f"task '{task}': MCP server '{server}' has no tool '{tool}' (it offers {listed}){hint}", span
+    )
+
+
 def resolve_tools(
     task: str,
     names: tuple[str, ...],

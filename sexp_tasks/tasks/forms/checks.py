@@ -1,11 +1,12 @@
 """What the task system adds to `sexp check`: a call of a task whose template is known before the
 run (a registered template, a defatom of the file) is checked against its inputs: unknown names,
 missing required inputs, too many positions; and each tool a defatom of the file or a template
-it calls names must be a built-in tool, a Session.tool function or a procedure."""
+it calls names must be a built-in tool, a Session.tool function or a procedure; a `NAME/tool`
+(there, or in a call's literal `tools`) needs a declared server NAME offering tool."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...errors import ArityError, SexpError, Span
@@ -16,10 +17,10 @@ from ...lang.calls import Closure
 from ...lang.check import CallCheck, Checker, all_calls
 from ...lang.forms import SpecialForm, global_definitions, walk_clauses
 from ...lang.values import Value
-from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node
+from ...syntax.nodes import FunctionCallNode, Keyword, Literal, Node, Symbol
 from ..inputs import missing_inputs, mixed_arguments, too_many_arguments, unknown_inputs
 from ..library import TaskLibrary
-from ..procedure_tools import unknown_server, unknown_tool
+from ..procedure_tools import unknown_server, unknown_server_tool, unknown_tool
 from ..task import RESERVED
 from ..template import TaskTemplate
 from .defatom import NAME as DEFATOM
@@ -31,12 +32,18 @@ class TaskCall:
     """The check of calls of one task, by name; template None when it is not known before the run."""
 
     template: TaskTemplate | None
+    # The problems of the tools a call names by literal (task, names, where): its `NAME/...`.
+    call_tools: Callable[[str, tuple[str, ...], Span | None], list[SexpError]] | None = None
 
     def __call__(self, checker: Checker, node: FunctionCallNode, local: frozenset[str]) -> None:
         """Its arguments walked (a pair's head names an input, not a procedure), then checked
         against the template's inputs when the template is known."""
         template = self.template
         args = node.args
+        if self.call_tools is not None and (tools_given := _tools_argument(args)) is not None:
+            names = literal_names(tools_given)
+            if names:
+                checker.problems += self.call_tools(node.name, names, tools_given.span)
         if args and len(args) % 2 == 0 and all(isinstance(a, Keyword) for a in args[::2]):
             checker.walk(args[1::2], local)
             named: list[tuple[str, Span | None]] | None = [(a.name, a.span) for a in args[::2]]  # type: ignore[union-attr]
@@ -83,6 +90,35 @@ class TaskCall:
         checker.problems += [ArityError(str(p), node.span) for p in missing_inputs(template, given)]
 
 
+def _tools_argument(args: Sequence[Node]) -> Node | None:
+    """The expression a call gives its `tools` (`:tools expr` or `(tools expr)`), if any."""
+    for i, arg in enumerate(args):
+        if isinstance(arg, Keyword) and arg.name == "tools" and i + 1 < len(args):
+            return args[i + 1]
+        if isinstance(arg, FunctionCallNode) and arg.name == "tools" and len(arg.args) == 1:
+            return arg.args[0]
+    return None
+
+
+def literal_names(node: Node) -> tuple[str, ...]:
+    """The names a literal tools value gives (`"a"`, `(list "a" ...)`, `'(a "b" ...)`); () for
+    an expression known only when the program runs."""
+    if isinstance(node, Literal) and isinstance(node.value, str):
+        return (node.value,)
+    if not isinstance(node, FunctionCallNode):
+        return ()
+    if node.name == "list":
+        items: tuple[Node, ...] = node.args  # strings only: a variable's value is not known yet
+        names = [i.value for i in items if isinstance(i, Literal) and isinstance(i.value, str)]
+    elif node.name == "quote" and len(node.args) == 1 and isinstance(node.args[0], FunctionCallNode):
+        items = (node.args[0].head, *node.args[0].args)
+        names = [i.name for i in items if isinstance(i, Symbol)]
+        names += [i.value for i in items if isinstance(i, Literal) and isinstance(i.value, str)]
+    else:
+        return ()
+    return tuple(names) if len(names) == len(items) else ()
+
+
 def check_call_atomic_task(checker: Checker, form: FunctionCallNode, local: frozenset[str]) -> None:
     """`(call-atomic-task "name" (param expr)...)`: the expressions, and the named inputs against
     the template when the name is a string whose template is known."""
@@ -105,11 +141,15 @@ class TaskChecks:
         forms: Mapping[str, SpecialForm],
         python_tools: Mapping[str, PythonTool],
         mcp_servers: Collection[str] = (),
+        server_tools: Callable[[str], Collection[str] | None] | None = None,
     ) -> None:
         self.library = library
         self.forms = forms
         self.python_tools = python_tools  # Session.tool's functions (none for `sexp check`)
         self.mcp_servers = mcp_servers  # sexp.toml's [mcp.NAME] servers: their tools are NAME/...
+        # The names of a server's tools (None when it cannot be asked): asked only for a
+        # `NAME/tool` of a declared server, so a program naming none starts no server.
+        self.server_tools = server_tools
 
     def global_names(self) -> Iterable[str]:
         return self.library.templates
@@ -122,7 +162,7 @@ class TaskChecks:
         for form in global_definitions(forms, self.forms):
             defined.setdefault(getattr(form.args[0], "name", "?"), []).append(form)
         names: dict[str, CallCheck] = {
-            name: TaskCall(template)
+            name: TaskCall(template, self.call_tool_problems)
             for name, template in self.library.templates.items()
             if name not in globals_ and name not in defined
         }
@@ -138,7 +178,7 @@ class TaskChecks:
                     template = defatom_template(forms_defining[0])
                 except SexpError:
                     pass  # compiling the defatom reports it
-            names[name] = TaskCall(template)
+            names[name] = TaskCall(template, self.call_tool_problems)
         return names
 
     def program_problems(self, forms: Sequence[Node], globals_: Mapping[str, Value]) -> list[SexpError]:
@@ -166,7 +206,7 @@ class TaskChecks:
             if name in first_calls and name not in defined and name not in globals_:
                 named.append((template, first_calls[name].span))
         servers = self.mcp_servers
-        return [
+        problems: list[SexpError] = [
             unknown_server(template.name, tool.partition("/")[0], servers, span)
             if "/" in tool
             else unknown_tool(template.name, tool, tools, span)
@@ -174,3 +214,34 @@ class TaskChecks:
             for tool in template.tools
             if tool not in tools and tool.partition("/")[0] not in servers
         ]
+        return problems + self._server_tool_problems(named)
+
+    def call_tool_problems(self, task: str, names: tuple[str, ...], span: Span | None) -> list[SexpError]:
+        """What is wrong with the `NAME/...` tools a call names: an undeclared server, a tool its
+        server does not offer (the other names are checked when the program runs)."""
+        problems: list[SexpError] = []
+        for tool in names:
+            server, slash, wanted = tool.partition("/")
+            if not slash:
+                continue
+            if server not in self.mcp_servers:
+                problems.append(unknown_server(task, server, self.mcp_servers, span))
+            elif wanted != "*" and self.server_tools is not None:
+                offers = self.server_tools(server)
+                if offers is not None and wanted not in offers:
+                    problems.append(unknown_server_tool(task, server, wanted, offers, span))
+        return problems
+
+    def _server_tool_problems(self, named: list[tuple[TaskTemplate, Span | None]]) -> list[SexpError]:
+        """A NameError for each `NAME/tool` of a declared server that the server does not offer,
+        when its tools can be listed (`NAME/*` asks nothing)."""
+        problems: list[SexpError] = []
+        for template, span in named:
+            for tool in template.tools:
+                server, slash, wanted = tool.partition("/")
+                if not slash or wanted == "*" or server not in self.mcp_servers or self.server_tools is None:
+                    continue
+                offers = self.server_tools(server)
+                if offers is not None and wanted not in offers:
+                    problems.append(unknown_server_tool(template.name, server, wanted, offers, span))
+        return problems
