@@ -15,23 +15,12 @@ from typing import Any
 import pytest
 from conftest import Cli, store_rows, write
 from llm_server import LLMServer, attached
+from test_image_inputs import DESCRIBE, SUMMARIZE  # the same two templates
 
 from sexp_tasks.handler.data_urls import elide_messages, elided_url
 
 KEY = "sk-fake-media-chain-7d3e1f"
 CHAIN = "openai/gpt-4o-mini,openai/gpt-3.5-turbo"  # the second takes no images (supports_vision false)
-DESCRIBE = """<task name="describe" type="atomic">
-  <description>Describe a picture</description>
-  <inputs><input name="photo" type="image">the picture</input></inputs>
-  <instructions>Describe {{photo}} in one sentence.</instructions>
-</task>
-"""
-SUMMARIZE = """<task name="summarize" type="atomic">
-  <description>Summarise a document</description>
-  <inputs><input name="doc" type="file">the document</input></inputs>
-  <instructions>Summarise {{doc}}.</instructions>
-</task>
-"""
 LOOK = """<task name="look" type="atomic">
   <description>Look at the files</description>
   <instructions>What do the files show?</instructions>
