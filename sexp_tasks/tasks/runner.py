@@ -377,14 +377,17 @@ class TaskSystem:
             return self._services[1]
 
     def record_turn(
-        self, request: ModelRequest, send: Callable[[], tuple[ModelAnswer, ModelRequest]]
+        self,
+        request: ModelRequest,
+        send: Callable[[], tuple[ModelAnswer, ModelRequest]],
+        kept: dict[str, Any] | None = None,
     ) -> tuple[ModelAnswer, ModelRequest]:
         """A model turn of a task: send (its answer and the request as sent), or a journaled turn
-        keeping them when the run is recorded."""
+        keeping them, and what kept holds (its fallbacks and retries), when the run is recorded."""
         journal = self.journal
         if journal is None:
             return send()
-        return journaled_turn(journal, request, send)
+        return journaled_turn(journal, request, send, kept)
 
     def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
         """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
