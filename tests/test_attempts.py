@@ -108,3 +108,19 @@ def test_a_resumed_run_keeps_the_notes_of_a_turn_that_fell_back(
     assert asked(server) == ["gpt-4o"]  # the second turn only: the first is not paid for again
     assert noted(json.loads(out)["notes"]) == noted(whole)
     assert trace_lines(cli, rid) == whole_lines
+
+
+def test_a_cassette_replays_the_fallback_with_its_retries(
+    cli: Cli, workspace: Path, server: LLMServer
+) -> None:
+    (workspace / "p.sexp").write_text(CHAIN)
+    server.script(Scripted(status=500), Scripted(status=500), Scripted(status=503), GOOD)
+    env = {"SEXP_API_BASE": server.base_url}
+    status, out, err = cli("run", "p.sexp", "--max-retries", "1", "--record", "c.jsonl", "--json", env=env)
+    assert status == 0, err
+    recorded = json.loads(out)["notes"]
+    assert len(recorded["retries"]) == 2 and recorded["fallbacks"][0]["retries"] == 1
+    server.requests.clear()
+    status, replayed, err = cli("run", "p.sexp", "--replay", "c.jsonl", "--json", env=env)
+    assert status == 0 and server.requests == [], err
+    assert noted(json.loads(replayed)["notes"]) == noted(recorded)

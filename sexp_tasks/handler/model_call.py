@@ -182,27 +182,31 @@ class ModelCaller:
         services = self.services
         cassette = services.cassette
         if cassette is not None and cassette.replaying:
+            retried: list[dict[str, Any]] = []  # the retries it was recorded with: noted as then
             try:
-                replayed, sent = cassette.replay(request)
+                replayed, sent = cassette.replay(request, retried)
             except ProviderError as err:  # recorded failing: a chain moves on as it did
-                raise CallFailed(failure(err, request.model), provider=err) from None
+                raise CallFailed(failure(err, request.model, len(retried)), provider=err) from None
+            finally:
+                self._note_retries(turn, request.model, retried)
             services.budget.spend(replayed)
             return replayed, sent
         ready = services.ready_answer(request) if services.ready_answer is not None else None
+        retries: list[dict[str, Any]] = []  # the ones _pay took, for the cassette
         if ready is not None:
             services.budget.spend(ready)  # a call of the run that cost nothing now
             answer, sent = ready, request
         else:
             try:
-                answer, sent = self._pay(request, turn, prompt_tokens)
+                answer, sent = self._pay(request, turn, prompt_tokens, retries)
             except CallFailed as failed:
                 if cassette is not None and failed.provider is not None:
-                    cassette.record_failure(request, failed.provider)
+                    cassette.record_failure(request, failed.provider, retries)
                 raise
             if services.keep_answer is not None:
                 services.keep_answer(request, answer)
         if cassette is not None:
-            cassette.record(sent, answer)
+            cassette.record(sent, answer, retries)
         return answer, sent
 
     def _hand_whole(self, answer: ModelAnswer) -> None:
@@ -216,9 +220,12 @@ class ModelCaller:
             finally:
                 stream.close()
 
-    def _pay(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
+    def _pay(
+        self, request: ModelRequest, turn: int, prompt_tokens: int, retries: list[dict[str, Any]]
+    ) -> Sent:
         """The model's answer, its cost reserved before and settled after, whatever happens;
-        streamed when a text stream can be opened for it (_stream_opener)."""
+        streamed when a text stream can be opened for it (_stream_opener). retries gets the
+        retries it took (also noted)."""
         self._paid += 1
         if self._stream_opener() is not None:
             request = request.streamed()
@@ -249,9 +256,14 @@ class ModelCaller:
             raise CallFailed(stop.error, stop.text) from None
         finally:
             self.services.budget.settle(reserved, answer)  # the real cost replaces the estimate
-            model = {"model": request.model} if self.chained else {}
-            self.retries += [{"turn": turn, **model, **retry} for retry in attempts.retries]
+            retries += attempts.retries
+            self._note_retries(turn, request.model, attempts.retries)
         return answer, sent
+
+    def _note_retries(self, turn: int, model: str, retries: list[dict[str, Any]]) -> None:
+        """The notes' record of the retries a request to model took (a chain's say which model)."""
+        named = {"model": model} if self.chained else {}
+        self.retries += [{"turn": turn, **named, **retry} for retry in retries]
 
     def _send(
         self,
