@@ -6,10 +6,14 @@ has one span a turn, and a turn taken from a resumed run's journal has one too."
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import run_cli, scaled, spawn_sexp
 from llm_server import LLMServer, Scripted
 
 pytest.importorskip(
@@ -97,3 +101,47 @@ def test_an_unchained_call_has_one_span_a_turn_with_its_retries(
     [chat] = chats(receiver)
     assert chat.attributes["gen_ai.request.model"] == SECOND and chat.status_code != ERROR
     assert chat.attributes["sexp.retries"] == 1 and chat.attributes["gen_ai.usage.output_tokens"] == 5
+
+
+def test_a_turn_taken_from_a_resumed_run_s_journal_has_one_span(
+    server: LLMServer, receiver: OtlpReceiver, workspace: Path
+) -> None:
+    """Killed while the second turn waits: resumed, the first turn (which fell back) comes from the
+    journal, one span of the model that answered it, reused; the second turn is asked of it."""
+    (workspace / "notes.txt").write_text("hello")
+    (workspace / "p.sexp").write_text(CHAIN.replace("(model", '(tools "list_files") (model'))
+    listing = Scripted(content=None, tool_calls=[{"name": "list_files", "arguments": {}}])
+    server.script(Scripted(status=500), listing, GOOD)
+    env = {"SEXP_API_BASE": server.base_url, "OTEL_EXPORTER_OTLP_ENDPOINT": ""}  # the killed run: none
+    process = spawn_sexp(
+        "run",
+        "--max-retries",
+        "0",
+        "p.sexp",
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+    def kill(count: int) -> None:
+        if count == 3:  # the second turn's request: the first is journaled, the task not ended
+            process.send_signal(signal.SIGKILL)
+
+    server.on_request = kill
+    _, err = process.communicate(timeout=scaled(120))
+    assert process.returncode == -signal.SIGKILL, err
+    server.on_request = None
+    rid = re.search(r"run: ([0-9a-f]{12})", err).group(1)  # type: ignore[union-attr]
+    server.requests.clear()
+    env = {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
+    status, _, err = run_cli("run", "p.sexp", "--resume", rid, "--max-retries", "0", cwd=workspace, env=env)
+    assert status == 0 and [request.body["model"] for request in server.requests] == ["gpt-4o"], err
+    [task] = receiver.named("invoke_agent ask")
+    spans = sorted(chats(receiver), key=lambda span: span.attributes["sexp.turn"])
+    assert [(span.attributes["sexp.turn"], span.attributes["gen_ai.request.model"]) for span in spans] == [
+        (1, SECOND),
+        (2, SECOND),
+    ]
+    assert [span.attributes["sexp.source"] for span in spans] == ["reused", "paid"]
+    assert all(receiver.parent(span) == task and span.status_code != ERROR for span in spans)
