@@ -119,7 +119,7 @@ def test_the_fingerprint_is_the_same_streamed_or_not(server: LLMServer) -> None:
     assert request.streamed().as_record() == request.as_record()
     journaled: list[ModelRequest] = []
 
-    def record_turn(request: ModelRequest, send: Any) -> Any:
+    def record_turn(request: ModelRequest, send: Any, kept: Any) -> Any:
         journaled.append(request)
         return send()
 

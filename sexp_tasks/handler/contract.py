@@ -122,8 +122,10 @@ class HandlerServices:
     # Runs a tool call (name, arguments, run) as a journaled step of the run; its answer.
     record_tool: Callable[[str, dict[str, Any], Callable[[], str]], str] | None = None
     # Makes a model turn (its request, and send: the answer and the request as sent) a journaled
-    # turn of the run; what send gave, or what the run's store kept for the turn.
-    record_turn: Callable[[ModelRequest, Callable[[], Sent]], Sent] | None = None
+    # turn of the run; what send gave, or what the run's store kept for the turn. Its third
+    # argument holds the turn's fallbacks and retries: filled by send, kept with the turn, and
+    # filled from the store when the turn is taken from it.
+    record_turn: Callable[[ModelRequest, Callable[[], Sent], dict[str, Any]], Sent] | None = None
     # An answer for a request without sending it (reused from an earlier run or cached, its
     # source set), or None: send it. Filled by --reuse and --cache.
     ready_answer: Callable[[ModelRequest], ModelAnswer | None] | None = None

@@ -33,3 +33,10 @@ def chain_failure(failed: list[dict[str, Any]], model: str, last: TaskError, ran
         f"{earlier}; then {model}: {last.message}"
     )
     return replace(last, message=message, details={**(last.details or {}), "fallbacks": list(failed)})
+
+
+def turn_notes(fallbacks: list[dict[str, Any]], retries: list[dict[str, Any]]) -> dict[str, Any]:
+    """A turn's fallbacks and retries, as its journaled step keeps them (the ones it has), so that a
+    resumed run's notes and `sexp trace` still say which model failed and which answered."""
+    kept = {"fallbacks": fallbacks, "retries": retries}
+    return {key: list(value) for key, value in kept.items() if value}

@@ -21,15 +21,16 @@ and count in the notes. An unstreamed call is not stopped: its answer and usage 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from ..results import TaskError, round_cost
-from ..run_context import run_context
+from ..run_context import run_context, within
 from . import llm
 from .contract import TEXT_RECEIVER, HandlerConfig, HandlerServices, OpenStream, Sent
 from .cost import call_reservation
-from .fallbacks import chain_failure, fallback_note
+from .fallbacks import chain_failure, fallback_note, turn_notes
 from .model_request import ModelAnswer, ModelRequest
 from .partial_answers import broken_answer, stopped_answer, stream_limits
 from .provider_errors import ProviderError, falls_back
@@ -97,18 +98,28 @@ class ModelCaller:
         """The answer to request, the conversation's turn number `turn` (its prompt `prompt_tokens`
         long), and the request as sent: without response_format when that was dropped, to the
         chain's model that answered. A turn of a recorded run is journaled (its every model's
-        attempt one step: a resumed run asks none that failed again), and on resume answered from
-        the store (SPEC §6)."""
+        attempt one step: a resumed run asks none that failed again), with the fallbacks and
+        retries it took, and on resume answered from the store, with them (SPEC §6)."""
         record = self.services.record_turn
-        answer_it = partial(self._walk, request, turn, prompt_tokens)
-        paid_before = self._paid
-        with self.services.tracer.chat(request, turn) as span:
+        taken = (len(self.fallbacks), len(self.retries))
+        kept: dict[str, Any] = {}  # the turn's fallbacks and retries: what the journal keeps
+        walked: list[bool] = []
+        step = run_context().step  # the task's: its chat spans' sexp.step, whatever the journal's turn
+
+        def answer_it() -> Sent:
+            walked.append(True)
             try:
-                answer, sent = answer_it() if record is None else record(request, answer_it)
-            except CallFailed as failed:
-                span.failed(failed.error)
-                raise
-            span.answered(answer)
+                return self._walk(request, turn, prompt_tokens, step)
+            finally:
+                kept.update(turn_notes(self.fallbacks[taken[0] :], self.retries[taken[1] :]))
+
+        paid_before = self._paid
+        answer, sent = answer_it() if record is None else record(request, answer_it, kept)
+        if not walked:  # from the journal: its span, and the fallbacks and retries it took then
+            with self.services.tracer.chat(request.for_model(sent.model), turn) as span:
+                span.answered(answer)
+            self.fallbacks += kept.get("fallbacks", [])
+            self.retries += kept.get("retries", [])
         if self._paid == paid_before:  # not sent for: replayed, reused, cached or from the journal
             self._hand_whole(answer)
         if sent.response_format is None and request.response_format is not None:
@@ -118,14 +129,14 @@ class ModelCaller:
         self.answers.append(answer)
         return answer, sent
 
-    def _walk(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
+    def _walk(self, request: ModelRequest, turn: int, prompt_tokens: int, step: str | None) -> Sent:
         """The answer of the chain's first model that gives one (fallbacks.py), with the request as
         sent; CallFailed when one fails so that no other may be asked, or the last fails."""
         chain = self.models if request.model in self.models[:1] else (request.model,)
         failed: list[dict[str, Any]] = []
         for number, model in enumerate(chain, 1):
             try:
-                return self._answer(request.for_model(model), turn, prompt_tokens)
+                return self._attempt(request.for_model(model), turn, prompt_tokens, step)
             except CallFailed as failure:
                 ran_out = number == len(chain)
                 passed = self.deadline is not None and self.deadline.left() <= 0
@@ -137,6 +148,24 @@ class ModelCaller:
                 failed.append(fallback_note(turn, model, failure.error))
                 self.fallbacks.append(failed[-1])
         raise AssertionError("a model chain is never empty")
+
+    def _attempt(self, request: ModelRequest, turn: int, prompt_tokens: int, step: str | None) -> Sent:
+        """One model's answer to the turn (_answer) in a `chat` span of its own (SPEC §11.4): each
+        model a chain asks has one, a failed one with its error, each with the retries it took;
+        the span belongs to the task's step (`step`), as `sexp trace` shows the turn."""
+        retried = len(self.retries)
+        with within(replace(run_context(), step=step)):  # the span's attributes are taken here
+            chat = self.services.tracer.chat(request, turn)
+        with chat as span:
+            try:
+                answer, sent = self._answer(request, turn, prompt_tokens)
+            except CallFailed as failed:
+                span.note({"sexp.retries": len(self.retries) - retried or None})
+                span.failed(failed.error)
+                raise
+            span.note({"sexp.retries": len(self.retries) - retried or None})
+            span.answered(answer)
+        return answer, sent
 
     def used(self) -> dict[str, Any]:
         """The notes' record of what the turns used: usage (tokens), cost_usd and latency_ms."""
@@ -153,27 +182,31 @@ class ModelCaller:
         services = self.services
         cassette = services.cassette
         if cassette is not None and cassette.replaying:
+            retried: list[dict[str, Any]] = []  # the retries it was recorded with: noted as then
             try:
-                replayed, sent = cassette.replay(request)
+                replayed, sent = cassette.replay(request, retried)
             except ProviderError as err:  # recorded failing: a chain moves on as it did
-                raise CallFailed(failure(err, request.model), provider=err) from None
+                raise CallFailed(failure(err, request.model, len(retried)), provider=err) from None
+            finally:
+                self._note_retries(turn, request.model, retried)
             services.budget.spend(replayed)
             return replayed, sent
         ready = services.ready_answer(request) if services.ready_answer is not None else None
+        retries: list[dict[str, Any]] = []  # the ones _pay took, for the cassette
         if ready is not None:
             services.budget.spend(ready)  # a call of the run that cost nothing now
             answer, sent = ready, request
         else:
             try:
-                answer, sent = self._pay(request, turn, prompt_tokens)
+                answer, sent = self._pay(request, turn, prompt_tokens, retries)
             except CallFailed as failed:
                 if cassette is not None and failed.provider is not None:
-                    cassette.record_failure(request, failed.provider)
+                    cassette.record_failure(request, failed.provider, retries)
                 raise
             if services.keep_answer is not None:
                 services.keep_answer(request, answer)
         if cassette is not None:
-            cassette.record(sent, answer)
+            cassette.record(sent, answer, retries)
         return answer, sent
 
     def _hand_whole(self, answer: ModelAnswer) -> None:
@@ -187,9 +220,12 @@ class ModelCaller:
             finally:
                 stream.close()
 
-    def _pay(self, request: ModelRequest, turn: int, prompt_tokens: int) -> Sent:
+    def _pay(
+        self, request: ModelRequest, turn: int, prompt_tokens: int, retries: list[dict[str, Any]]
+    ) -> Sent:
         """The model's answer, its cost reserved before and settled after, whatever happens;
-        streamed when a text stream can be opened for it (_stream_opener)."""
+        streamed when a text stream can be opened for it (_stream_opener). retries gets the
+        retries it took (also noted)."""
         self._paid += 1
         if self._stream_opener() is not None:
             request = request.streamed()
@@ -220,9 +256,14 @@ class ModelCaller:
             raise CallFailed(stop.error, stop.text) from None
         finally:
             self.services.budget.settle(reserved, answer)  # the real cost replaces the estimate
-            model = {"model": request.model} if self.chained else {}
-            self.retries += [{"turn": turn, **model, **retry} for retry in attempts.retries]
+            retries += attempts.retries
+            self._note_retries(turn, request.model, attempts.retries)
         return answer, sent
+
+    def _note_retries(self, turn: int, model: str, retries: list[dict[str, Any]]) -> None:
+        """The notes' record of the retries a request to model took (a chain's say which model)."""
+        named = {"model": model} if self.chained else {}
+        self.retries += [{"turn": turn, **named, **retry} for retry in retries]
 
     def _send(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -204,11 +204,13 @@ class Cassette:
                     f"replay: cassette '{self.path}' line {number} is not a recorded reply"
                 ) from None
 
-    def replay(self, request: ModelRequest) -> tuple[ModelAnswer, ModelRequest]:
+    def replay(
+        self, request: ModelRequest, retries: list[dict[str, Any]] | None = None
+    ) -> tuple[ModelAnswer, ModelRequest]:
         """The recorded answer to this request (the same request's answers in recorded order), and
         the request as it was sent: without its response_format when it was recorded so (the
         provider refused it). ServiceError when the cassette holds none; the recorded
-        ProviderError when the request failed so."""
+        ProviderError when the request failed so. retries gets the retries it was recorded with."""
         with self._lock:
             found = next(((key, sent) for key, sent in _keys(request) if self._replies.get(key)), None)
             if found is None:
@@ -221,6 +223,8 @@ class Cassette:
             self._served[key] = index + 1
             replies = self._replies[key]
             recorded = replies[min(index, len(replies) - 1)]
+        if retries is not None:
+            retries += [retry for retry in recorded.get("retries") or () if isinstance(retry, dict)]
         if "reply" not in recorded:
             error = recorded["error"]
             status = error.get("status")
@@ -232,22 +236,26 @@ class Cassette:
         answer = ModelAnswer.from_record(recorded["reply"])
         return replace(answer, latency_ms=0.0, source="replayed"), sent
 
-    def record(self, sent: ModelRequest, answer: ModelAnswer) -> None:
+    def record(self, sent: ModelRequest, answer: ModelAnswer, retries: Sequence[dict[str, Any]] = ()) -> None:
         """Append one answer under the fingerprint of the request as sent (no headers, keys or
-        api_base: nothing secret is written)."""
-        self._write({"key": sent.fingerprint(), "model": sent.model, "reply": answer.as_record()})
+        api_base: nothing secret is written), with the retries it took (a replay notes them)."""
+        entry = {"key": sent.fingerprint(), "model": sent.model, "reply": answer.as_record()}
+        self._write({**entry, **({"retries": list(retries)} if retries else {})})
 
-    def record_failure(self, request: ModelRequest, error: ProviderError) -> None:
-        """Append the provider error request failed with (after its retries), under its fingerprint."""
+    def record_failure(
+        self, request: ModelRequest, error: ProviderError, retries: Sequence[dict[str, Any]] = ()
+    ) -> None:
+        """Append the provider error request failed with (after its retries, which it keeps), under
+        its fingerprint."""
         failure = {"reason": error.kind, "message": error.message, "status": error.status}
-        self._write({"key": request.fingerprint(), "model": request.model, "error": failure})
+        entry = {"key": request.fingerprint(), "model": request.model, "error": failure}
+        self._write({**entry, **({"retries": list(retries)} if retries else {})})
 
     def _write(self, entry: dict[str, Any]) -> None:
         """Append one entry, scrubbed (no headers, keys or api_base: nothing secret is written)."""
         line = scrub(json.dumps(entry, sort_keys=True), shaped=False)
         with self._lock, self.path.open("a", encoding="utf-8") as stream:
             stream.write(line + "\n")
-
 
     def kept(self, key: str) -> Any:
         """The next value keep recorded under key (the last again once all were served); a

@@ -5,6 +5,7 @@ already done instead of doing it again."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from ..results import FAILED, TaskError, TaskResult
 from ..run_context import run_context
 from ..runs.journal import Journal, fingerprint, site_of
 from .given_files import CommandListing, file_stamps
+
+TURN_NOTES = ("fallbacks", "retries")  # what a journaled turn keeps beyond its answer (SPEC §11.4)
 
 
 def journaled_listing(journal: Journal, list_command: CommandListing, task_site: Any) -> CommandListing:
@@ -39,15 +42,19 @@ def journaled_listing(journal: Journal, list_command: CommandListing, task_site:
 
 
 def journaled_turn(
-    journal: Journal, request: ModelRequest, send: Callable[[], tuple[ModelAnswer, ModelRequest]]
+    journal: Journal,
+    request: ModelRequest,
+    send: Callable[[], tuple[ModelAnswer, ModelRequest]],
+    kept: dict[str, Any] | None = None,
 ) -> tuple[ModelAnswer, ModelRequest]:
     """A model turn of a recorded task, journaled under the task's step and keyed by the request's
     fingerprint, keeping the request as sent and the answer with its source (SPEC §10.3; the
     store masks keys), a failed call's request too. Resumed, a task killed mid-conversation
     re-sends none of its completed turns (one an earlier version journaled, under its
     legacy_turn_key, neither): such a turn is answered from the store, with the request it sent
-    then. Its answer cost nothing this time; its tokens stay on the task, not the turn, so nothing
-    is counted twice."""
+    then, its answer's tokens and cost (paid then, not now: the task's notes keep them; the turn's
+    step counts none, so nothing is counted twice), and `kept`: what send put in it (the turn's
+    fallbacks and retries, fallbacks.turn_notes) is kept with the turn, and given back so."""
     parent = run_context().step
     if parent is None:
         return send()
@@ -65,7 +72,8 @@ def journaled_turn(
                 error = TaskError("TASK_FAILURE", str(err))
             return TaskResult("", status=FAILED, notes={"request": request.as_record()}, error=error)
         answer, as_sent = sent[0]
-        return TaskResult(answer.text, notes={"reply": answer.as_record(), "request": as_sent.as_record()})
+        notes = {"reply": answer.as_record(), "request": as_sent.as_record(), **(kept or {})}
+        return TaskResult(answer.text, notes=notes)
 
     step = journal.record("turn", request.model, f"{parent}/turn", keys, perform)
     if raised:
@@ -78,7 +86,9 @@ def journaled_turn(
     model = recorded.get("model")
     if isinstance(model, str) and model and model != request.model:  # a chain's next answered (§11.4)
         request = request.for_model(model)
-    return ModelAnswer.from_record(step.notes["reply"]).answered_from("reused"), request
+    if kept is not None:
+        kept.update({key: step.notes[key] for key in TURN_NOTES if step.notes.get(key)})
+    return replace(ModelAnswer.from_record(step.notes["reply"]), source="reused"), request
 
 
 def journaled_tool(

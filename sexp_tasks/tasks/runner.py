@@ -12,10 +12,10 @@ from typing import Any, TextIO
 from ..config import Settings
 from ..errors import SexpError
 from ..generation import merge_generation
-from ..handler.contract import HandlerConfig, HandlerServices, OpenStream, OutputSpec, TaskPrompt
+from ..handler.contract import HandlerConfig, HandlerServices, OpenStream, OutputSpec, Sent, TaskPrompt
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
-from ..handler.model_request import ModelAnswer, ModelRequest
+from ..handler.model_request import ModelRequest
 from ..handler.python_tools import PythonTool
 from ..handler.retries import request_limits
 from ..handler.tracing import NO_TRACER, Tracer
@@ -377,14 +377,14 @@ class TaskSystem:
             return self._services[1]
 
     def record_turn(
-        self, request: ModelRequest, send: Callable[[], tuple[ModelAnswer, ModelRequest]]
-    ) -> tuple[ModelAnswer, ModelRequest]:
+        self, request: ModelRequest, send: Callable[[], Sent], kept: dict[str, Any] | None = None
+    ) -> Sent:
         """A model turn of a task: send (its answer and the request as sent), or a journaled turn
-        keeping them when the run is recorded."""
+        keeping them, and what kept holds (its fallbacks and retries), when the run is recorded."""
         journal = self.journal
         if journal is None:
             return send()
-        return journaled_turn(journal, request, send)
+        return journaled_turn(journal, request, send, kept)
 
     def spawn_subtask(self, arguments: dict[str, Any]) -> TaskResult:
         """Run a model's spawn_subtask request (§3.7) under the depth and cycle limits."""
