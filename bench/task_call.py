@@ -102,7 +102,7 @@ def measure(
         return Handler(config, HandlerServices()).run(prompt)
 
     def traced_call() -> object:  # as TaskSystem.run opens it: the task's span, the turn's inside
-        with tracer.task(prompt.template, prompt.model, None) as traced:
+        with tracer.task(prompt.template, prompt.models[0], None) as traced:
             result = Handler(config, HandlerServices(tracer=tracer)).run(prompt)
             traced.finished(result)
         return result
