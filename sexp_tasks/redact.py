@@ -8,11 +8,12 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit, urlunsplit
 
 _KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
+_URL_PATTERN = re.compile(r"\bhttps?://[^\s'\"<>]+")
 _SHORTEST_SECRET = 8  # shorter values (`true`, `1`) would mask ordinary text
 # What litellm's own masker treats as a credential: a name with one of these words in it, split
 # at `_` and `-` (litellm_core_utils/sensitive_data_masker.py), unless a word says it is a price.
@@ -144,6 +145,40 @@ def _mask_initial_environment() -> None:
         offset += len(entry) + 1
 
 
+def mask_urls_in(text: str) -> str:
+    """text with every http(s) URL in it masked as mask_url does: a provider's error may quote
+    the URL it failed to fetch (an image's, with its password or signature)."""
+
+    def masked(found: re.Match[str]) -> str:  # the sentence's own punctuation left after it
+        url = found.group()
+        trail = len(url) - len(url.rstrip(".,;:!?)]}"))
+        return mask_url(url[: len(url) - trail]) + url[len(url) - trail :]
+
+    return _URL_PATTERN.sub(masked, text)
+
+
+def mask_arguments(arguments: Sequence[str]) -> str:
+    """A command line as it may be shown: the value of an option whose name says a secret
+    (`--token=X`, `--api-key X`) masked, URLs masked, then scrubbed."""
+    shown: list[str] = []
+    for argument in arguments:
+        option, equals, value = argument.partition("=")
+        if shown and shown[-1].startswith("-") and "=" not in shown[-1] and _secret_option(shown[-1]):
+            shown.append("***")
+        elif option.startswith("-") and equals and value and _secret_option(option):
+            shown.append(f"{option}=***")
+        else:
+            shown.append(mask_urls_in(argument))
+    return scrub(" ".join(shown))
+
+
+def _secret_option(option: str) -> bool:
+    """Whether a command-line option's name (`--api-key`, `-token`) says its value is a secret."""
+    name = option.lstrip("-")
+    words = re.split(r"[-_.]", name.lower())
+    return bool(name) and (is_credential_name(name) or any(w in _SECRET_PARAMETERS for w in words))
+
+
 def mask_url(url: str) -> str:
     """url as it may be shown (api_base in `sexp config` and warnings): the password of its
     userinfo masked (all of a userinfo with no password, which is a token then), and the values
@@ -157,8 +192,14 @@ def mask_url(url: str) -> str:
     if at:
         user, colon, _ = userinfo.partition(":")
         netloc = f"{user}:***@{host}" if colon else f"***@{host}"
-    query = "&".join(_masked_parameter(pair) for pair in parts.query.split("&")) if parts.query else ""
-    return scrub(urlunsplit(parts._replace(netloc=netloc, query=query)))
+    # a fragment may carry a token too (`#access_token=...`, as OAuth's implicit flow gives it)
+    query, fragment = _masked_pairs(parts.query), _masked_pairs(parts.fragment)
+    return scrub(urlunsplit(parts._replace(netloc=netloc, query=query, fragment=fragment)))
+
+
+def _masked_pairs(text: str) -> str:
+    """`a=1&token=***`: the `name=value` pairs of a query (or fragment), secrets masked."""
+    return "&".join(_masked_parameter(pair) for pair in text.split("&")) if text else ""
 
 
 def _masked_parameter(pair: str) -> str:

@@ -300,18 +300,29 @@ class Runtime(TaskServices):
 
 
 def program_checker(
-    settings: Settings, program: Path | None = None, err: TextIO | None = None
+    settings: Settings,
+    program: Path | None = None,
+    err: TextIO | None = None,
+    server_tools: Callable[[str], Collection[str] | None] | None = None,
 ) -> Callable[[Sequence[Node]], list[SexpError]]:
     """`sexp check` of one program: every problem found in its forms without running them, in
     source order. Builds only what checking reads, not a Runtime: the language core with the task
     system's forms installed, and the templates the program sees (its own tasks/ directory too),
-    whose warnings go to err unless quiet."""
+    whose warnings go to err unless quiet. server_tools (server_tool_lister's) lists an MCP
+    server's tools; one lister checking several programs asks each server once."""
     stream = err or sys.stderr
     tasks = TaskSystem(settings, lambda message: _say(stream, settings, warning_line(message)), stream)
     core = _language(settings, tasks, None)
     tasks.load_templates(program=program)
-    listed = checked_tool_names(settings.mcp, lambda message: _say(stream, settings, warning_line(message)))
+    listed = server_tools or server_tool_lister(settings, stream)
     return _checker(core.compiler, core.prelude, tasks, listed)
+
+
+def server_tool_lister(settings: Settings, err: TextIO | None = None) -> Callable[[str], list[str] | None]:
+    """For checks: a declared MCP server's tool names, the server started and stopped to list
+    them (each server once per lister); None, with a warning on err, when it cannot be asked."""
+    stream = err or sys.stderr
+    return checked_tool_names(settings.mcp, lambda message: _say(stream, settings, warning_line(message)))
 
 
 def _checker(

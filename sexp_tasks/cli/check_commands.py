@@ -32,10 +32,12 @@ def run_check(args: argparse.Namespace, cwd: Path) -> int:
 
 
 def _check(files: list[str], settings: Settings) -> int:
-    from ..runtime import program_checker  # lazy: --help starts without the language (cli/startup.py)
+    # lazy: --help starts without the language (cli/startup.py)
+    from ..runtime import program_checker, server_tool_lister
     from ..syntax.reader import read
 
     status = EXIT_OK
+    server_tools = server_tool_lister(settings)  # each MCP server listed once for every file
     for name in files:
         try:
             text = read_program(Path(name), name)
@@ -49,7 +51,7 @@ def _check(files: list[str], settings: Settings) -> int:
             report(format_error(err))
             status = max(status, EXIT_USAGE)
             continue
-        problems = program_checker(settings, Path(name))(forms)
+        problems = program_checker(settings, Path(name), server_tools=server_tools)(forms)
         for problem in problems:
             report(format_error(problem))
         if problems:

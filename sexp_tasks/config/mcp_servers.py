@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from ..redact import mask_url
+from ..redact import mask_arguments, mask_url
 
 DEFAULT_TIMEOUT = 30.0  # seconds one tool call (or the server's start) may take, unless `timeout` says
 SERVER_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -33,7 +33,7 @@ class McpServer:
     @property
     def where(self) -> str:
         """How the server is reached, for messages: its command line or its url."""
-        return " ".join(self.command) if self.command else mask_url(str(self.url))  # a token in it hidden
+        return mask_arguments(self.command) if self.command else mask_url(str(self.url))  # tokens hidden
 
 
 def mcp_servers(value: Any, where: str) -> dict[str, McpServer]:

@@ -153,8 +153,11 @@ class _Connection:
 class McpClients:
     """The run's MCP servers by name: each started when first asked, all stopped by close()."""
 
-    def __init__(self, servers: dict[str, McpServer]) -> None:
+    def __init__(self, servers: dict[str, McpServer], start_seconds: float | None = None) -> None:
         self.servers = servers
+        # a run waits at least START_SECONDS for a server (a first `npx` may download it); a
+        # checker, that only lists tools, waits the server's own timeout
+        self._start_seconds = start_seconds
         self._loop: LoopThread | None = None
         self._connections: dict[str, _Connection] = {}
         self._lock = threading.Lock()
@@ -176,7 +179,7 @@ class McpClients:
     def _start(self, server: McpServer, loop: LoopThread) -> _Connection:
         import asyncio
 
-        start_within = max(server.timeout, START_SECONDS)
+        start_within = self._start_seconds or max(server.timeout, START_SECONDS)
 
         async def start() -> _Connection:
             connection = _Connection(server, loop)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..redact import scrub
+from ..redact import mask_urls_in, scrub
 
 
 class ProviderError(Exception):
@@ -105,4 +105,4 @@ def _lost_connection(exc: BaseException) -> bool:
 def _detail(exc: Exception) -> str:
     """The exception's own message, shortened and scrubbed of keys."""
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return scrub(text[:300])
+    return scrub(mask_urls_in(text)[:300])  # masked whole: a URL cut short could keep its password

@@ -129,7 +129,7 @@ def checked_tool_names(
         if server not in names:
             from ..handler.mcp_client import McpClients, McpFailure  # lazy: only a NAME/tool starts it
 
-            clients = McpClients({server: declared[server]})
+            clients = McpClients({server: declared[server]}, start_seconds=declared[server].timeout)
             try:
                 names[server] = [tool.name for tool in clients.list_tools(server)]
             except McpFailure as err:
