@@ -221,27 +221,26 @@ class TaskChecks:
         server does not offer (the other names are checked when the program runs)."""
         problems: list[SexpError] = []
         for tool in names:
-            server, slash, wanted = tool.partition("/")
-            if not slash:
-                continue
-            if server not in self.mcp_servers:
+            server, slash, _ = tool.partition("/")
+            if slash and server not in self.mcp_servers:
                 problems.append(unknown_server(task, server, self.mcp_servers, span))
-            elif wanted != "*" and self.server_tools is not None:
-                offers = self.server_tools(server)
-                if offers is not None and wanted not in offers:
-                    problems.append(unknown_server_tool(task, server, wanted, offers, span))
+            elif slash and (problem := self._unoffered(task, tool, span)) is not None:
+                problems.append(problem)
         return problems
 
     def _server_tool_problems(self, named: list[tuple[TaskTemplate, Span | None]]) -> list[SexpError]:
         """A NameError for each `NAME/tool` of a declared server that the server does not offer,
         when its tools can be listed (`NAME/*` asks nothing)."""
-        problems: list[SexpError] = []
-        for template, span in named:
-            for tool in template.tools:
-                server, slash, wanted = tool.partition("/")
-                if not slash or wanted == "*" or server not in self.mcp_servers or self.server_tools is None:
-                    continue
-                offers = self.server_tools(server)
-                if offers is not None and wanted not in offers:
-                    problems.append(unknown_server_tool(template.name, server, wanted, offers, span))
-        return problems
+        found = (self._unoffered(t.name, tool, span) for t, span in named for tool in t.tools)
+        return [problem for problem in found if problem is not None]
+
+    def _unoffered(self, task: str, tool: str, span: Span | None) -> SexpError | None:
+        """The error of a `NAME/tool` whose declared server, listed, does not offer it; None for
+        what is not such a name, `NAME/*`, or a server that cannot be listed."""
+        server, slash, wanted = tool.partition("/")
+        if not slash or wanted == "*" or server not in self.mcp_servers or self.server_tools is None:
+            return None
+        offers = self.server_tools(server)
+        if offers is None or wanted in offers:
+            return None
+        return unknown_server_tool(task, server, wanted, offers, span)
