@@ -136,7 +136,8 @@ class OtlpTelemetry:
         self._provider.add_span_processor(
             BatchSpanProcessor(self._exporter, max_queue_size=QUEUE_SPANS, export_timeout_millis=FLUSH_MILLIS)
         )
-        self.tracer: Tracer = OtelTracer(self._provider.get_tracer("sexp_tasks"), content)
+        self._tracer = OtelTracer(self._provider.get_tracer("sexp_tasks"), content)
+        self.tracer: Tracer = self._tracer
         self._warn = warn
         self._closed = False
         self._lock = threading.Lock()
@@ -151,6 +152,7 @@ class OtlpTelemetry:
                 return
             self._closed = True
         try:
+            self._tracer.end_abandoned()
             self._provider.force_flush(FLUSH_MILLIS)
             self._provider.shutdown()
         finally:
@@ -171,6 +173,15 @@ class _Traced:
         self.content = content
         self.mask = mask
         self.errored = False  # its error is said: an exception carrying it out keeps it
+        self._ended = False
+        self._ending = threading.Lock()
+
+    def end(self) -> None:
+        """End the span, once: by its block, or by end_abandoned if that came first."""
+        with self._ending:
+            ended, self._ended = self._ended, True
+        if not ended:
+            self.span.end()
 
     def note(self, attributes: Mapping[str, Any]) -> None:
         mask = self.mask
@@ -233,6 +244,20 @@ class OtelTracer:
         # keys masked in every attribute: the environment's credentials, read again as each run
         # or batch begins (reading them per span would cost a millisecond a call), and sk-... shapes
         self.mask = scrubber()
+        self._open: dict[int, _Traced] = {}  # the spans begun and not ended, in the order begun
+        self._opening = threading.Lock()
+
+    def end_abandoned(self) -> None:
+        """End every span still open as interrupted, innermost first. A run abandoned on Ctrl-C
+        (its thread stuck in a model's HTTP read past the interrupt grace) never leaves its
+        blocks, so their spans would never be ended, hence never exported."""
+        with self._opening:
+            abandoned = list(reversed(self._open.values()))
+            self._open.clear()
+        for traced in abandoned:
+            if not traced.errored:
+                traced._error("interrupted", "interrupted")
+            traced.end()
 
     def run(self, run_id: str, program: str) -> AbstractContextManager[Traced]:
         self.mask = scrubber()
@@ -309,19 +334,24 @@ class OtelTracer:
     def _span(self, name: str, kind: SpanKind, attributes: Mapping[str, Any]) -> Iterator[Traced]:
         """A span current while the block runs; an exception out of it sets status ERROR with its
         type (scrubbed message) and goes on."""
-        with self._tracer.start_as_current_span(
-            self.mask(name), kind=kind, record_exception=False, set_status_on_exception=False
-        ) as span:
+        # ended here, not on exit, so that end_abandoned may end it first and only once
+        options = {"record_exception": False, "set_status_on_exception": False, "end_on_exit": False}
+        with self._tracer.start_as_current_span(self.mask(name), kind=kind, **options) as span:
             traced = _Traced(span, self.content, self.mask)
+            with self._opening:
+                self._open[id(traced)] = traced
             traced.note(attributes)
             try:
                 yield traced
             except BaseException as err:
-                if traced.errored:
-                    raise
-                kind_name = "interrupted" if isinstance(err, KeyboardInterrupt) else type(err).__name__
-                traced._error(kind_name, str(err) or kind_name)
+                if not traced.errored:
+                    kind_name = "interrupted" if isinstance(err, KeyboardInterrupt) else type(err).__name__
+                    traced._error(kind_name, str(err) or kind_name)
                 raise
+            finally:
+                with self._opening:
+                    self._open.pop(id(traced), None)
+                traced.end()
 
 
 def _where(step: str | None) -> dict[str, Any]:
