@@ -114,8 +114,10 @@ class Journal:
         span: Span | str | None,
         request: str | tuple[str, ...],
         perform: Callable[[], TaskResult],
+        reused: Callable[[str], None] | None = None,
     ) -> TaskResult:
-        """perform()'s result, journaled; from the store instead when resuming a completed step.
+        """perform()'s result, journaled; from the store instead when resuming a completed step
+        (then reused, if given, is told the step's key).
 
         `request` is the step's fingerprint: a step whose request changed is run again. Several
         are the fingerprints a resumed step is accepted under (an earlier version's key too); the
@@ -132,6 +134,8 @@ class Journal:
                 if stored is not None:  # else the store's copy is unreadable: run the step again
                     with self._lock:
                         self.reused += 1
+                    if reused is not None:
+                        reused(key)
                     return stored
         here = run_context()
         store.step_started(self.run_id, key, seq, here.step, kind, name, request)

@@ -292,7 +292,6 @@ class TaskSystem:
         site: str | None = None,
     ) -> TaskResult:
         """Render the template with checked inputs and run it in a new Handler (journaled).
-
         operator names whose context defaults apply (§3.5); site, the journal's key for a call
         with no source position (a subtask's)."""
         operator = operator or run_context().operator
@@ -316,6 +315,9 @@ class TaskSystem:
                 record_verdict(result)
             return result
 
+        def taken(step: str) -> None:  # the whole task answered by a resumed run's journal
+            traced.note({"sexp.step": step, "sexp.reused": True})
+
         journal = self.journal
         with self.tracer.task(template.name, prompt.models[0], run_context().step) as traced:
             if journal is None:
@@ -325,7 +327,7 @@ class TaskSystem:
                 stamps = file_stamps(call.files + attached, config.workspace)
                 request = fingerprint(prompt, config.tools, config.max_turns, options.subtype, stamps)
                 kind = "subtask" if operator == "subtask" else "task"
-                result = journal.record(kind, template.name, site or span, request, perform)
+                result = journal.record(kind, template.name, site or span, request, perform, taken)
             traced.finished(result)
         self._history.record(options.history, prompt, result)
         for warning in result.notes.get("warnings", ()):  # task warnings reach stderr as they occur
