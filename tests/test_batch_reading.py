@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,24 @@ def test_error_kind_groups_by_type_and_reason() -> None:
     assert error_kind("error: TIMEOUT: too slow") == ("TIMEOUT", "")
     assert error_kind("p.sexp:2:10: error: boom 2") == ("error", "boom 2")
     assert error_kind(None) == ("error", "")
+
+
+def test_rows_never_ended_or_never_reached_are_counted(cli: Cli, workspace: Path, server: LLMServer) -> None:
+    # As a batch killed mid-way leaves it: row 3 began and never ended, row 4 was never reached.
+    ident, _ = failing_batch(cli, workspace, server)
+    db = sqlite3.connect(workspace / ".sexp" / "store.db")
+    try:
+        db.execute(
+            "UPDATE batch_rows SET status = 'running', error = NULL WHERE batch_id = ? AND \"index\" = 3",
+            (ident,),
+        )
+        db.execute('DELETE FROM batch_rows WHERE batch_id = ? AND "index" = 4', (ident,))
+        db.commit()
+    finally:
+        db.close()
+    summary = json.loads(cli("trace", ident, "--json")[1])
+    assert summary["rows"] == {"ok": 1, "error": 2, "running": 1, "not run": 1, "total": 5}
+    assert [group["rows"] for group in summary["errors"]] == [1, 1]
+    assert cli("trace", ident)[1].splitlines()[1] == "rows: 1 ok, 2 error, 1 running, 1 not run (of 5)"
+    status, text, _ = cli("runs", "--batch", ident)
+    assert status == 0 and [line.split()[2] for line in text.splitlines()] == ["0", "1", "2", "3"]
