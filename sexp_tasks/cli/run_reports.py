@@ -16,6 +16,7 @@ from ..handler.cost import format_cost
 from ..redact import scrub
 from ..runs import batches, pruning
 from ..runs.answers import clear_cache
+from ..runs.batch_reading import batch_report
 from ..runs.store import Store
 from ..runs.traces import (
     duration,
@@ -26,6 +27,7 @@ from ..runs.traces import (
     run_summary,
     trace_json,
 )
+from .batch_reports import format_batch_report, format_batch_row
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -55,6 +57,30 @@ def runs_command(settings: Settings, as_json: bool, limit: int, out: TextIO | No
         out.write(json.dumps(summaries, ensure_ascii=False) + "\n")
     for line in [] if as_json else lines:
         out.write(scrub(line) + "\n")  # a batch's program, as shown
+    out.flush()
+    return EXIT_OK
+
+
+def batch_rows_command(
+    settings: Settings, batch_id: str, status: str | None, as_json: bool, out: TextIO | None = None
+) -> int:
+    """`sexp runs --batch BATCH_ID [--status ok|error]`: the batch's rows, one a line (or a JSON
+    list), in input order. Exit 1 for a batch the store does not hold."""
+    out = out or sys.stdout
+    store = open_store(settings)
+    try:
+        found = None if store is None else batches.batch(store, batch_id)
+        if found is None or store is None:
+            report(error_line(f"unknown batch '{batch_id}'"))
+            return EXIT_ERROR
+        rows = batches.batch_rows(store, batch_id, status)
+    finally:
+        if store is not None:
+            store.close()
+    if as_json:
+        out.write(json.dumps(rows, ensure_ascii=False) + "\n")
+    for row in [] if as_json else rows:
+        out.write(scrub(format_batch_row(row)) + "\n")
     out.flush()
     return EXIT_OK
 
@@ -142,11 +168,18 @@ def trace_command(
     settings: Settings, run_id: str, as_json: bool, out: TextIO | None = None, full: bool = False
 ) -> int:
     """Print a run's tree of steps (or it as JSON, each step with its model request and answer);
-    full: the requests and answers under each step too. Exit 1 for a run the store does not hold."""
+    full: the requests and answers under each step too. A batch's id: its summary instead
+    (SPEC §11.5). Exit 1 for an id the store holds neither as a run nor as a batch."""
     out = out or sys.stdout
     store = open_store(settings)
     try:
         run = None if store is None else store.run(run_id)
+        summary = None if store is None or run is not None else batch_report(store, run_id)
+        if summary is not None:
+            text = json.dumps(summary, ensure_ascii=False) if as_json else scrub(format_batch_report(summary))
+            out.write(text + "\n")
+            out.flush()
+            return EXIT_OK
         if run is None or store is None:
             report(error_line(f"unknown run '{run_id}'"))
             return EXIT_ERROR

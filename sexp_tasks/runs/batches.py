@@ -169,3 +169,30 @@ def batch_summary(store: Store, batch_id: str) -> dict[str, Any] | None:
         "tokens": int(counts["tokens"]),
         "cost_usd": round_cost(counts["cost_usd"]),
     }
+
+
+def batch_rows(store: Store, batch_id: str, status: str | None = None) -> list[dict[str, Any]]:
+    """The rows the store holds for a batch, in input order (only those of status, if given):
+    index, run_id, status, error, tokens, cost_usd, seconds."""
+    only = " AND status = ?" if status is not None else ""
+    params: tuple[Any, ...] = (batch_id, status) if status is not None else (batch_id,)
+    return store.query(
+        f"""SELECT "index", run_id, status, error, tokens, cost_usd, seconds FROM batch_rows
+            WHERE batch_id = ?{only} ORDER BY "index"
+        """,
+        params,
+    )
+
+
+def template_spending(store: Store, batch_id: str) -> list[dict[str, Any]]:
+    """Per template its rows' task calls made, tokens and cost (most costly first): name, calls,
+    tokens, cost_usd."""
+    rows = store.query(
+        """SELECT s.name AS name, COUNT(*) AS calls,
+                  COALESCE(SUM(s.prompt_tokens + s.completion_tokens), 0) AS tokens,
+                  COALESCE(SUM(s.cost_usd), 0) AS cost_usd
+           FROM batch_rows b JOIN steps s ON s.run_id = b.run_id
+           WHERE b.batch_id = ? AND s.kind = 'task' GROUP BY s.name ORDER BY cost_usd DESC, s.name""",
+        (batch_id,),
+    )
+    return [{**row, "tokens": int(row["tokens"]), "cost_usd": round_cost(row["cost_usd"])} for row in rows]
