@@ -196,6 +196,28 @@ def spawn_sexp(
     return subprocess.Popen(command, cwd=cwd, env=sexp_env(env), **popen)
 
 
+def killed_at_request(server: LLMServer, count: int, *args: str, cwd: Path, env: Mapping[str, str]) -> str:
+    """`sexp ARGS...` run and SIGKILLed when the server gets its count-th request (a step in
+    flight, the earlier ones journaled); the killed run's id, for a `--resume`."""
+    import signal
+
+    process = spawn_sexp(*args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def kill(arrived: int) -> None:
+        if arrived == count:
+            process.send_signal(signal.SIGKILL)
+
+    server.on_request = kill
+    try:
+        _, err = process.communicate(timeout=scaled(120))
+    finally:
+        server.on_request = None
+    assert process.returncode == -signal.SIGKILL, err
+    found = re.search(r"run: ([0-9a-f]{12})", err)
+    assert found, err
+    return found.group(1)
+
+
 def spawn_sexp_pty(
     *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 30, **options: Any
 ) -> pexpect.spawn:

@@ -6,14 +6,11 @@ has one span a turn, and a turn taken from a resumed run's journal has one too."
 
 from __future__ import annotations
 
-import re
-import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, scaled, spawn_sexp
+from conftest import killed_at_request, run_cli
 from llm_server import LLMServer, Scripted
 
 pytest.importorskip(
@@ -113,26 +110,8 @@ def test_a_turn_taken_from_a_resumed_run_s_journal_has_one_span(
     listing = Scripted(content=None, tool_calls=[{"name": "list_files", "arguments": {}}])
     server.script(Scripted(status=500), listing, GOOD)
     env = {"SEXP_API_BASE": server.base_url, "OTEL_EXPORTER_OTLP_ENDPOINT": ""}  # the killed run: none
-    process = spawn_sexp(
-        "run",
-        "--max-retries",
-        "0",
-        "p.sexp",
-        cwd=workspace,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-
-    def kill(count: int) -> None:
-        if count == 3:  # the second turn's request: the first is journaled, the task not ended
-            process.send_signal(signal.SIGKILL)
-
-    server.on_request = kill
-    _, err = process.communicate(timeout=scaled(120))
-    assert process.returncode == -signal.SIGKILL, err
-    server.on_request = None
-    rid = re.search(r"run: ([0-9a-f]{12})", err).group(1)  # type: ignore[union-attr]
+    # killed at the second turn's request: the first is journaled, the task not ended
+    rid = killed_at_request(server, 3, "run", "--max-retries", "0", "p.sexp", cwd=workspace, env=env)
     server.requests.clear()
     env = {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
     status, _, err = run_cli("run", "p.sexp", "--resume", rid, "--max-retries", "0", cwd=workspace, env=env)

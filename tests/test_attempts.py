@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Cli, scaled, spawn_sexp
+from conftest import Cli, killed_at_request
 from llm_server import LLMServer, Scripted
 
 FIRST, SECOND = "openai/gpt-4o-mini", "openai/gpt-4o"
@@ -81,26 +79,8 @@ def test_a_resumed_run_keeps_the_notes_of_a_turn_that_fell_back(
 
     server.requests.clear()
     server.script(Scripted(status=500), Scripted(status=500), LISTING, GOOD)
-    process = spawn_sexp(
-        "run",
-        "--max-retries",
-        "1",
-        "p.sexp",
-        cwd=workspace,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-
-    def kill(count: int) -> None:
-        if count == 4:  # the second turn's request: the first is journaled, the task not ended
-            process.send_signal(signal.SIGKILL)
-
-    server.on_request = kill
-    _, err = process.communicate(timeout=scaled(120))
-    assert process.returncode == -signal.SIGKILL, err
-    server.on_request = None
-    rid = run_id(err)
+    # killed at the second turn's request: the first is journaled, the task not ended
+    rid = killed_at_request(server, 4, "run", "--max-retries", "1", "p.sexp", cwd=workspace, env=env)
     server.requests.clear()
     server.script(GOOD)
     status, out, err = cli("run", "p.sexp", "--resume", rid, "--max-retries", "1", "--json", env=env)

@@ -3,13 +3,10 @@ carrying its step and `sexp.reused` (it had neither: they were set only where th
 
 from __future__ import annotations
 
-import re
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, scaled, spawn_sexp
+from conftest import killed_at_request, run_cli
 from llm_server import LLMServer
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
@@ -42,18 +39,8 @@ def resumed(server: LLMServer, workspace: Path, receiver: OtlpReceiver) -> None:
     server.answer = lambda body: "<output>said</output>"
     (workspace / "p.sexp").write_text(PROGRAM)
     env = {"SEXP_API_BASE": server.base_url, "OTEL_EXPORTER_OTLP_ENDPOINT": ""}  # the killed run: none
-    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-    process = spawn_sexp("run", "p.sexp", cwd=workspace, env=env, **pipes)
-
-    def kill(count: int) -> None:
-        if count == 2:  # the second task's request: the first task is journaled whole
-            process.send_signal(signal.SIGKILL)
-
-    server.on_request = kill
-    _, err = process.communicate(timeout=scaled(120))
-    assert process.returncode == -signal.SIGKILL, err
-    server.on_request = None
-    rid = re.search(r"run: ([0-9a-f]{12})", err).group(1)  # type: ignore[union-attr]
+    # killed at the second task's request: the first task is journaled whole
+    rid = killed_at_request(server, 2, "run", "p.sexp", cwd=workspace, env=env)
     server.requests.clear()
     env = {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
     status, _, err = run_cli("run", "p.sexp", "--resume", rid, cwd=workspace, env=env)
