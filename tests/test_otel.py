@@ -273,13 +273,12 @@ def test_sexp_run_otel_exports_from_a_real_process(
     assert KEY.encode() not in receiver.raw()
 
 
-def test_ctrl_c_sends_the_spans_of_the_interrupted_run(
-    workspace: Path, project: Path, receiver: OtlpReceiver, server: LLMServer
-) -> None:
-    """Interrupted while a model call is in flight, `sexp run --otel` still sends what ran: the
-    script's span, and the run's, with status ERROR (interrupted)."""
-    server.script(Scripted(delay=scaled(8)))  # long enough to be interrupted; the server waits it out
-    env = {"OPENAI_API_KEY": KEY, "SEXP_API_BASE": server.base_url, "SEXP_MODEL": "openai/test-model"}
+def interrupted_at_the_model_call(
+    workspace: Path, server: LLMServer, receiver: OtlpReceiver, key: str
+) -> str:
+    """`sexp run --otel p.sexp` sent SIGINT once the server has its model call; its stderr, the
+    exit 130 and no traceback checked."""
+    env = {"OPENAI_API_KEY": key, "SEXP_API_BASE": server.base_url, "SEXP_MODEL": "openai/test-model"}
     env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint
     process = spawn_sexp("run", "--otel", "p.sexp", cwd=workspace, env=env, stderr=subprocess.PIPE)
     try:
@@ -289,6 +288,16 @@ def test_ctrl_c_sends_the_spans_of_the_interrupted_run(
     finally:
         process.kill()
     assert process.returncode == 130 and "Traceback" not in err
+    return err
+
+
+def test_ctrl_c_sends_the_spans_of_the_interrupted_run(
+    workspace: Path, project: Path, receiver: OtlpReceiver, server: LLMServer
+) -> None:
+    """Interrupted while a model call is in flight, `sexp run --otel` still sends what ran: the
+    script's span, and the run's, with status ERROR (interrupted)."""
+    server.script(Scripted(delay=scaled(8)))  # long enough to be interrupted; the server waits it out
+    interrupted_at_the_model_call(workspace, server, receiver, KEY)
     run = only(receiver.named("sexp.run"))
     assert run.status_code == ERROR and run.attributes["error.type"] == "interrupted"
     assert receiver.parent(only(receiver.named("sexp.script"))) == run
@@ -338,6 +347,12 @@ def test_a_batch_s_rows_are_under_one_batch_span(
     assert len(receiver.named("chat")) == 4
 
 
+def without_opentelemetry(code: str, workspace: Path) -> subprocess.CompletedProcess[str]:
+    """code run by a fresh Python in workspace (code itself makes opentelemetry unimportable)."""
+    command, env = [sys.executable, "-c", code], sexp_env()
+    return subprocess.run(command, cwd=workspace, capture_output=True, text=True, env=env, timeout=scaled(60))
+
+
 def test_without_the_extra_otel_is_a_clear_error(workspace: Path) -> None:
     """The SDK made unimportable: `sexp eval --otel` names the extra to install; so does the API."""
     code = (
@@ -345,14 +360,7 @@ def test_without_the_extra_otel_is_a_clear_error(workspace: Path) -> None:
         "from sexp_tasks.cli.main import main\n"
         "sys.exit(main(['eval', '--otel', '(+ 1 2)']))\n"
     )
-    completed = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        env=sexp_env(),
-        timeout=scaled(60),
-    )
+    completed = without_opentelemetry(code, workspace)
     assert completed.returncode != 0, completed.stderr
     assert "pip install 'sexp-tasks[otel]'" in completed.stderr and "Traceback" not in completed.stderr
     code = (
@@ -360,14 +368,7 @@ def test_without_the_extra_otel_is_a_clear_error(workspace: Path) -> None:
         "import sexp_tasks\n"
         "try:\n    sexp_tasks.Session(otel=True)\nexcept sexp_tasks.SexpError as err:\n    print(err)\n"
     )
-    completed = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        env=sexp_env(),
-        timeout=scaled(60),
-    )
+    completed = without_opentelemetry(code, workspace)
     assert "pip install 'sexp-tasks[otel]'" in completed.stdout, completed.stderr
 
 

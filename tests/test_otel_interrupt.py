@@ -4,13 +4,11 @@ span (status interrupted) and its open task and chat spans are exported (SPEC §
 
 from __future__ import annotations
 
-import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import scaled, spawn_sexp, wait_for, write
+from conftest import scaled, wait_for, write
 from llm_server import LLMServer, Scripted
 
 pytest.importorskip(
@@ -19,6 +17,7 @@ pytest.importorskip(
 pytest.importorskip("opentelemetry.proto", reason="opentelemetry-proto decodes what the receiver gets")
 
 from otlp_receiver import OtlpReceiver  # noqa: E402
+from test_otel import interrupted_at_the_model_call  # noqa: E402
 
 KEY = "sk-fake-otel-interrupt-0123456789"
 ERROR = 2  # the protobuf Status code of an error
@@ -42,16 +41,7 @@ def test_ctrl_c_during_a_plain_model_call_sends_the_open_spans(
     write(workspace / "tasks" / "slowt.xml", TEMPLATE)
     write(workspace / "p.sexp", "(define x (slowt))\n")
     server.script(Scripted(delay=scaled(30)))  # far longer than the interrupt grace
-    env = {"OPENAI_API_KEY": KEY, "SEXP_API_BASE": server.base_url, "SEXP_MODEL": "openai/test-model"}
-    env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.endpoint
-    process = spawn_sexp("run", "--otel", "p.sexp", cwd=workspace, env=env, stderr=subprocess.PIPE)
-    try:
-        wait_for(lambda: server.requests, 60, "the model call")
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=scaled(20))
-    finally:
-        process.kill()
-    assert process.returncode == 130 and "Traceback" not in err
+    err = interrupted_at_the_model_call(workspace, server, receiver, KEY)
     run = wait_for(lambda: receiver.named("sexp.run"), 5, "the run's span")[0]
     assert run.status_code == ERROR and run.attributes["error.type"] == "interrupted"
     task = receiver.named("invoke_agent slowt")
