@@ -175,8 +175,14 @@ def mask_arguments(arguments: Sequence[str]) -> str:
 def _secret_option(option: str) -> bool:
     """Whether a command-line option's name (`--api-key`, `-token`) says its value is a secret."""
     name = option.lstrip("-")
+    return bool(name) and _secret_name(name)
+
+
+def _secret_name(name: str) -> bool:
+    """Whether a parameter's or option's name says a secret: a credential's name, or a word of
+    it does (a signed URL's X-Amz-Signature, X-Goog-Signature)."""
     words = re.split(r"[-_.]", name.lower())
-    return bool(name) and (is_credential_name(name) or any(w in _SECRET_PARAMETERS for w in words))
+    return is_credential_name(name) or any(word in _SECRET_PARAMETERS for word in words)
 
 
 def mask_url(url: str) -> str:
@@ -205,7 +211,4 @@ def _masked_pairs(text: str) -> str:
 def _masked_parameter(pair: str) -> str:
     """`name=***` for a query parameter whose name says a secret, else pair as it is."""
     name, equals, value = pair.partition("=")
-    # a word of the name will do: a signed URL's X-Amz-Signature, X-Goog-Signature
-    words = re.split(r"[-_.]", name.lower())
-    secret = is_credential_name(name) or any(word in _SECRET_PARAMETERS for word in words)
-    return f"{name}=***" if equals and value and secret else pair
+    return f"{name}=***" if equals and value and _secret_name(name) else pair
