@@ -6,12 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..handler.cost import format_cost
+from ..runs.batch_scores import ScoreAggregate
 
 
 @dataclass(frozen=True)
 class BatchSummary:
     """How a batch ended: its id, rows ok of all rows, tokens, cost (all of its rows), seconds
-    (this invocation's), the OUT file, and how many task calls the budget refused."""
+    (this invocation's), the OUT file, how many task calls the budget refused, and scores: a
+    scored batch's aggregate per metric (name, mean, min, max, n over all of its ok rows with a
+    score, sorted by name; empty when the batch is not scored), as its `score:` lines show them."""
 
     batch_id: str
     ok: int
@@ -21,6 +24,7 @@ class BatchSummary:
     seconds: float
     out: Path
     refused: int = 0
+    scores: tuple[ScoreAggregate, ...] = ()
 
     def line(self) -> str:
         """`batch: <id> <ok>/<total> ok, <tokens> tokens, $<cost>, <seconds> s`, and `, <n> calls

@@ -8,6 +8,10 @@ ends with the summary line. `--resume` runs only the rows without an ok result, 
 runs they recorded, so no completed model call is paid twice; with `--retry-failed` (SPEC §11.1)
 the rows whose result is an error run as fresh runs instead, so their model calls are sent again.
 
+With a scorer (`--score SCORER`, batching/scoring.py) every ok row's OUT line and store record
+get its `score` (or `score_error`), and the batch ends with one line per metric, aggregated over
+all of its ok rows (a resumed batch's skipped rows with the scores they were stored with).
+
 The budget (`--max-cost`) is the whole batch's: every row reserves from one shared budget (a row
 refused by it ends FAILED, status "error", with the budget's message): on threads the driver's,
 on Ray one the executor keeps in an actor on the driver's node (batching/shared_budget.py).
@@ -29,6 +33,7 @@ from ..diagnostics import warning_line
 from ..errors import BatchError, OutWriteError, ServiceError
 from ..handler.cost import CostBudget
 from ..runs import batches
+from ..runs.batch_scores import batch_scores, score_errors, score_errors_line
 from ..runs.journal import new_run_id, program_hash
 from ..runs.store import Store
 from ..syntax.reader import read
@@ -39,6 +44,7 @@ from .out_file import OutFile
 from .row_names import RowNames, row_names
 from .row_runner import BatchShare, plain_settings
 from .rows import ProgramBundle, RowJob, RowOutcome
+from .scoring import ScoreFunction, Scorer, score_in_driver, scorer_of
 from .thread_executor import ThreadExecutor
 
 RAY_MISSING = "the Ray executor needs Ray, which is not installed: pip install 'sexp-tasks[ray]'"
@@ -76,6 +82,9 @@ class BatchOptions:
     # called with each row's OUT object as it ends (a resumed batch's ok rows as they are skipped),
     # in the driver's thread: abatch's rows in completion order (api/async_api.py)
     on_row: Callable[[dict[str, Any]], None] | None = None
+    # --score: the program's procedure of that name, or a Python callable (value, row) -> score;
+    # None: a resumed batch's recorded procedure, if it had one (batching/scoring.py)
+    score: str | ScoreFunction | None = None
 
 
 ExecutorFactory = Callable[[Store, "CostBudget | None", "str | None", BatchShare], Executor]
@@ -170,6 +179,11 @@ class _Batch:
         self.data = self._data()
         self.total, self.digest, keys = check_input(self.data)
         self.unbound = names.unbound(keys, options.shared_inputs)
+        recorded_score = (self.recorded or {}).get("options", {}).get("score")
+        self.scorer: Scorer | None = scorer_of(
+            options.score if options.score is not None else recorded_score, names
+        )  # an unknown procedure is refused now, before any row runs
+        self.reading: dict[int, dict[str, Any]] = {}  # rows in flight, for a Python scorer
         self.notices = names.warnings(keys, options.shared_inputs)  # said before any row runs
         self._check_resumable()
         self.out = options.out or self._recorded_out() or Path(f"{options.program.stem}.results.jsonl")
@@ -225,8 +239,14 @@ class _Batch:
             time.monotonic() - began,
             self.out,
             batches.batch_refused_calls(self.store, batch_id) if self.budget is not None else 0,
+            tuple(batch_scores(self.store, batch_id)) if self.scorer is not None else (),
         )
         self._say(result.line())
+        for metric in result.scores:
+            self._say(metric.line())
+        failed = score_errors(self.store, batch_id) if self.scorer is not None else {"rows": 0}
+        if failed["rows"]:
+            self._say(score_errors_line(failed))
         if status == "interrupted":
             raise KeyboardInterrupt
         return result
@@ -239,7 +259,9 @@ class _Batch:
         held: Any = None
         own_files = {"input": self.data, "program": self.options.program}
         try:
-            out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index), own_files)
+            scored = self.scorer is not None
+            stored = lambda index: batches.stored_row(self.store, batch_id, index, scored)  # noqa: E731
+            out = OutFile(self.out, stored, own_files)
             executor = self.make_executor(self.store, self.budget, self.options.ray_address, self.share)
             if self.recorded is None:  # a new batch is recorded only once it has OUT
                 out.lock()
@@ -265,6 +287,8 @@ class _Batch:
                 "concurrency": self.concurrency,
                 "executor": self.options.executor,
             }
+            if self.scorer is not None and self.scorer.procedure is not None:
+                options["score"] = self.scorer.procedure  # a resume scores with it again
             label = self.options.data_label or str(self.data)
             digest = self.program_digest
             return batches.begin_batch(
@@ -285,8 +309,8 @@ class _Batch:
             with bar:
                 threads = min(self.concurrency, max(self.total, 1))  # no more workers than rows
                 for outcome in executor.run(self._jobs(batch_id, out, bar.advance), threads):
-                    row = outcome.as_json()
-                    batches.row_ended(self.store, batch_id, row)
+                    row = self._scored(outcome)
+                    batches.row_ended(self.store, batch_id, row, self.scorer.name if self.scorer else None)
                     if self.budget is not None and self.options.executor != "threads":
                         self.budget.seed(self.budget.spent + outcome.cost_usd)  # rows not sharing it
                     out.add(row)
@@ -314,10 +338,10 @@ class _Batch:
         """The rows to run, read from the input as the executor asks for them."""
         resuming = self.recorded is not None
         for index, row in enumerate(read_rows(self.data)):
-            run_id, again = new_run_id(), False
+            run_id, again, stored = new_run_id(), False, None
             inputs = {**self.options.shared_inputs, **row} if self.options.shared_inputs else row
             if resuming:
-                stored = batches.stored_row(self.store, batch_id, index)
+                stored = batches.stored_row(self.store, batch_id, index, self.scorer is not None)
                 if stored is not None and stored["status"] == "ok" and not self._edited(stored, inputs):
                     out.add_stored(index)
                     advance()
@@ -326,7 +350,10 @@ class _Batch:
                     continue
                 if stored is not None and not (self.options.retry_failed and stored["status"] == "error"):
                     run_id, again = stored["run_id"], True  # else a fresh run: a new answer
-            batches.row_started(self.store, batch_id, index, run_id)
+            retried = not again and stored is not None and stored["status"] == "error"  # --retry-failed
+            batches.row_started(self.store, batch_id, index, run_id, resumed=again, retried=retried)
+            if self.scorer is not None and self.scorer.function is not None:
+                self.reading[index] = row
             settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
             settings["otel"] = self.share.telemetry is not None  # a Ray worker's rows export too
             force = self.options.force
@@ -342,7 +369,22 @@ class _Batch:
                 row,
                 self.unbound,
                 self.trace_parent,
+                score=self.scorer.procedure if self.scorer is not None else None,
             )
+
+    def _scored(self, outcome: RowOutcome) -> dict[str, Any]:
+        """outcome's OUT object, with its score and score_error when the batch is scored (a Python
+        scorer's taken now, in the driver)."""
+        row = outcome.as_json()
+        scorer = self.scorer
+        if scorer is None:
+            return row
+        score, error = outcome.score, outcome.score_error
+        read = self.reading.pop(outcome.index, None)
+        if scorer.function is not None and outcome.status == "ok":
+            score, error = score_in_driver(scorer, outcome.value, read if read is not None else {})
+        row["score"], row["score_error"] = score, error
+        return row
 
     def _edited(self, stored: dict[str, Any], inputs: dict[str, Any]) -> bool:
         """Whether a forced resume must run an ok row again: its run was recorded with another
