@@ -285,7 +285,7 @@ def test_runs_lists_the_batch_with_its_rows_and_trace_shows_a_row(cli: Cli, work
     assert status == 0
     ident = batch_id(err)
     rows = results(workspace / "p.results.jsonl")
-    _, listing, _ = cli("runs", "--rows")  # the runs, a batch's under its line (tests/test_batch_runs_lines.py)
+    _, listing, _ = cli("runs", "--rows")  # the runs, a batch's rows under its line
     lines = listing.splitlines()
     assert lines[0].startswith(f"batch {ident}  ") and "completed" in lines[0] and "3/3 ok" in lines[0]
     assert [line.split()[0] for line in lines[1:]] == [row["run_id"] for row in rows]

@@ -39,7 +39,9 @@ ROWS = [
 BATCH_ID = re.compile(r"\Abatch: ([0-9a-f]{12})\n")
 
 
-def scored_batch(cli: Cli, workspace: Path, scorer: str, *extra: str) -> tuple[int, str, list[dict[str, Any]]]:
+def scored_batch(
+    cli: Cli, workspace: Path, scorer: str, *extra: str
+) -> tuple[int, str, list[dict[str, Any]]]:
     write(workspace / "p.sexp", PROGRAM)
     jsonl(workspace / "in.jsonl", ROWS)
     status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", "--score", scorer, *extra)
@@ -103,7 +105,10 @@ def test_without_score_the_results_have_no_score_keys(cli: Cli, workspace: Path)
     [
         ("raising", r"scorer 'raising' failed: p\.sexp:3:\d+: error: cannot judge"),
         ("wordy", r"scorer 'wordy' returned \"good\" \(a string\), not a number or a dict of numbers"),
-        ("half-dict", r"scorer 'half-dict' returned a dict whose 'why' is \"fine\" \(a string\), not a number"),
+        (
+            "half-dict",
+            r"scorer 'half-dict' returned a dict whose 'why' is \"fine\" \(a string\), not a number",
+        ),
         ("not-a-number", r"scorer 'not-a-number' returned nan, not a finite number"),
         ("empty", r"scorer 'empty' returned an empty dict: give at least one metric"),
         ("acc", r"scorer 'acc' is not a procedure"),
@@ -131,7 +136,9 @@ def test_an_unknown_scorer_is_a_usage_error_before_any_row_runs(cli: Cli, worksp
     assert err == "error: unknown scorer 'nope': the program defines no procedure of that name\n"
     status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", "--score", "row")
     assert status == 2 and "unknown scorer 'row'" in err
-    assert not (workspace / ".sexp" / "store.db").exists() or not store_rows(workspace, "SELECT * FROM batches")
+    assert not (workspace / ".sexp" / "store.db").exists() or not store_rows(
+        workspace, "SELECT * FROM batches"
+    )
 
 
 def test_trace_shows_the_scores_after_the_fact(cli: Cli, workspace: Path) -> None:
@@ -203,9 +210,15 @@ def test_python_scores_with_a_procedure_or_a_callable(workspace: Path) -> None:
     [
         (lambda value, row: 1 / 0, "scorer 'score' failed: ZeroDivisionError: division by zero"),
         (lambda value, row: float("nan"), "scorer 'score' returned nan, not a finite number"),
-        (lambda value, row: "7", 'scorer \'score\' returned "7" (a string), not a number or a dict of numbers'),
+        (
+            lambda value, row: "7",
+            "scorer 'score' returned \"7\" (a string), not a number or a dict of numbers",
+        ),
         (lambda value, row: {"a": None}, "scorer 'score' returned a dict whose 'a' is nil, not a number"),
-        (lambda value, row: True, "scorer 'score' returned true (a boolean), not a number or a dict of numbers"),
+        (
+            lambda value, row: True,
+            "scorer 'score' returned true (a boolean), not a number or a dict of numbers",
+        ),
     ],
 )
 def test_a_python_scorer_that_fails_gives_a_score_error(workspace: Path, scorer: Any, message: str) -> None:

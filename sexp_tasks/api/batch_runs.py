@@ -39,6 +39,7 @@ class BatchKeywords(BatchSettings, total=False):
     resume: str | None
     force: bool
     retry_failed: bool
+    reuse: str | None
     # a procedure of the program, or a Python callable (value, row) -> a number or a dict of them
     score: str | Callable[[Any, dict[str, Any]], Any] | None
 
@@ -62,7 +63,9 @@ def batch(
     run at once (default: the `concurrency` setting); executor, "threads" (the default),
     "processes" or "ray", and ray_address; resume, a batch id to resume; force (False); and
     retry_failed (False): with resume, run the rows whose result is an error again as fresh runs
-    (their model calls sent again) rather than resuming them; score, a scorer for each ok row: the
+    (their model calls sent again) rather than resuming them; reuse, a batch id: a new batch
+    whose row i answers the model requests that batch's row i also made from its record (`--reuse`);
+    score, a scorer for each ok row: the
     name of a procedure the program defines (run where the row runs, called with its value and
     row) or a Python callable (value, row) -> a number or a dict of numbers (run in this process
     as each row ends, value as the row's "value"); each row then has "score" and "score_error",

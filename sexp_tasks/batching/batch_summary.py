@@ -25,12 +25,16 @@ class BatchSummary:
     out: Path
     refused: int = 0
     scores: tuple[ScoreAggregate, ...] = ()
+    reused: int | None = None  # with --reuse: the model turns its rows took from the reused batch's
 
     def line(self) -> str:
-        """`batch: <id> <ok>/<total> ok, <tokens> tokens, $<cost>, <seconds> s`, and `, <n> calls
-        refused by the budget` when it refused some (their rows may still be ok)."""
+        """`batch: <id> <ok>/<total> ok, <tokens> tokens, $<cost>, <seconds> s`, then `, <k> reused`
+        with --reuse, and `, <n> calls refused by the budget` when it refused some (their rows may
+        still be ok)."""
         calls = "call" if self.refused == 1 else "calls"
         refused = f", {self.refused} {calls} refused by the budget" if self.refused else ""
+        if self.reused is not None:
+            refused = f", {self.reused} reused{refused}"
         return (
             f"batch: {self.batch_id} {self.ok}/{self.total} ok, {self.tokens} tokens, "
             f"{format_cost(self.cost_usd)}, {self.seconds:.1f} s{refused}"

@@ -7,6 +7,8 @@ records each row in `batch_rows` as it starts and as it ends, writes OUT as rows
 ends with the summary line. `--resume` runs only the rows without an ok result, resuming the
 runs they recorded, so no completed model call is paid twice; with `--retry-failed` (SPEC §11.1)
 the rows whose result is an error run as fresh runs instead, so their model calls are sent again.
+`--reuse BATCH_ID` starts a new batch whose row i is a new run reusing the run of BATCH_ID's row i
+(SPEC §11.2's `--reuse` per row): a model request that run also made takes its answer, unpaid.
 
 With a scorer (`--score SCORER`, batching/scoring.py) every ok row's OUT line and store record
 get its `score` (or `score_error`), and the batch ends with one line per metric, aggregated over
@@ -75,6 +77,7 @@ class BatchOptions:
     resume: str | None = None
     force: bool = False
     retry_failed: bool = False  # with resume: run the rows whose result is an error again, afresh
+    reuse: str | None = None  # a batch whose row i's run answers row i's requests it also made
     data_label: str | None = None  # what the store records as the input (`<python>` for rows given in Python)
     shared_inputs: dict[str, Any] = field(
         default_factory=dict
@@ -121,6 +124,8 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     )
     if options.retry_failed and options.resume is None:
         raise BatchError("--retry-failed needs --resume BATCH_ID")
+    if options.reuse is not None and options.resume is not None:
+        raise BatchError("--reuse starts a new batch: it does not go with --resume")
     batch_id = options.resume or uuid.uuid4().hex[:12]
     if settings.record and options.executor == "ray":
         raise BatchError("--record cannot be used with --executor ray (rows record in other processes)")
@@ -129,9 +134,10 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     except ServiceError as err:
         raise BatchError(err.message) from None
     store: Store | None = None
-    if options.resume is not None:  # a new batch makes its store only once its input is checked
+    known = options.resume or options.reuse  # a batch the store must hold
+    if known is not None:  # a new batch makes its store only once its input is checked
         if not Path(settings.store).is_file():
-            raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
+            raise BatchError(f"unknown batch '{known}' in {settings.store}")
         store = Store(settings.store, create=False)
     try:
         names = row_names(settings, share.library, str(options.program), text)
@@ -176,6 +182,8 @@ class _Batch:
             self.recorded = batches.batch(store, options.resume)
             if self.recorded is None:
                 raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
+        if store is not None and options.reuse is not None and batches.batch(store, options.reuse) is None:
+            raise BatchError(f"unknown batch '{options.reuse}' in {settings.store}")
         self.data = self._data()
         self.total, self.digest, keys = check_input(self.data)
         self.unbound = names.unbound(keys, options.shared_inputs)
@@ -240,6 +248,7 @@ class _Batch:
             self.out,
             batches.batch_refused_calls(self.store, batch_id) if self.budget is not None else 0,
             tuple(batch_scores(self.store, batch_id)) if self.scorer is not None else (),
+            batches.batch_reused_turns(self.store, batch_id) if self.options.reuse is not None else None,
         )
         self._say(result.line())
         for metric in result.scores:
@@ -370,7 +379,15 @@ class _Batch:
                 self.unbound,
                 self.trace_parent,
                 score=self.scorer.procedure if self.scorer is not None else None,
+                reuse=self._reused_run(index),
             )
+
+    def _reused_run(self, index: int) -> str | None:
+        """The run row index reuses: that of the --reuse batch's row index, when it has one."""
+        if self.options.reuse is None:
+            return None
+        found = batches.stored_row(self.store, self.options.reuse, index)
+        return None if found is None else str(found["run_id"])
 
     def _scored(self, outcome: RowOutcome) -> dict[str, Any]:
         """outcome's OUT object, with its score and score_error when the batch is scored (a Python

@@ -117,7 +117,7 @@ def run_row(
         # as deep as on the command line, in a thread or a Ray worker alike; under the batch's span
         with deep_recursion(), share.tracer.adopt(job.trace_parent):
             result = runtime.run_recorded(
-                path, job.program.text, dict(job.inputs), resume, job.force, run, then=scored
+                path, job.program.text, dict(job.inputs), resume, job.force, run, reuse=job.reuse, then=scored
             )
         failure = failed_result_line(result)
         if failure is None:

@@ -40,6 +40,7 @@ class RowJob:
     # the batch's span as W3C trace context (tracing.Tracer.carrier): the row's run is its child
     trace_parent: dict[str, str] = field(default_factory=dict)
     score: str | None = None  # the program's procedure scoring an ok row (batching/scoring.py)
+    reuse: str | None = None  # a new run's recorded run whose answers it takes (`--reuse`)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,11 @@ def register(commands: Commands) -> None:
         help="with --resume: run the rows whose result is an error again, as fresh runs",
     )
     batch.add_argument(
+        "--reuse",
+        metavar="BATCH_ID",
+        help="a new batch: each row's model requests that BATCH_ID's row also made take its answers",
+    )
+    batch.add_argument(
         "--score",
         metavar="SCORER",
         help="score each ok row with the procedure SCORER of FILE, called with its value and row",
@@ -154,4 +159,5 @@ def _options(args: argparse.Namespace, settings: Settings) -> BatchOptions:
         retry_failed=args.retry_failed,
         shared_inputs=shared,
         score=args.score,
+        reuse=args.reuse,
     )

@@ -170,6 +170,17 @@ def batches_of_runs(store: Store, run_ids: list[str]) -> dict[str, tuple[str, in
     return {row["run_id"]: (row["batch_id"], row["index"]) for row in rows}
 
 
+def batch_reused_turns(store: Store, batch_id: str) -> int:
+    """How many model turns of the batch's rows took a --reuse run's answer instead of being sent."""
+    rows = store.query(
+        """SELECT COUNT(*) AS reused FROM batch_rows b JOIN steps s ON s.run_id = b.run_id
+           WHERE b.batch_id = ? AND s.kind = 'turn'
+             AND json_extract(s.result, '$.notes.reply.source') = 'reused'""",
+        (batch_id,),
+    )
+    return int(rows[0]["reused"])
+
+
 def batch_summary(store: Store, batch_id: str) -> dict[str, Any] | None:
     """A batch as `sexp runs` shows it: id, program, status, times, rows ok and total, tokens, cost."""
     found = batch(store, batch_id)
