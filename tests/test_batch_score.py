@@ -306,3 +306,15 @@ def test_score_formatting_and_checks() -> None:
     assert checked_score(float("inf"), "s") == (None, "scorer 's' returned inf, not a finite number")
     assert checked_score({1: 2}, "s")[1] == "scorer 's' returned a dict whose key 1 (int) is not a string"
     assert checked_score([1], "s")[1] == "scorer 's' returned [1] (a list), not a number or a dict of numbers"
+
+
+def test_a_resume_given_another_scorer_keeps_it_for_later_resumes(cli: Cli, workspace: Path) -> None:
+    _, err, _ = scored_batch(cli, workspace, "exact")
+    batch_id = ident(err)
+    status, _, err = cli("batch", "p.sexp", "--resume", batch_id, "--score", "both")
+    assert status == 1 and err.splitlines()[-1] == "score: exact mean 0.6667 min 0 max 1 n 3"  # kept rows
+    status, _, err = cli("batch", "p.sexp", "--resume", batch_id)  # the error row again, scored by both
+    assert status == 1
+    assert [row["score"] for row in results(workspace / "p.results.jsonl")] == [1, 0, None, 1]
+    recorded = store_rows(workspace, "SELECT options FROM batches WHERE id = ?", batch_id)[0][0]
+    assert json.loads(recorded)["score"] == "both"

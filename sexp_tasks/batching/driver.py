@@ -306,6 +306,8 @@ class _Batch:
         held = batches.reopen_batch(self.store, batch_id, self.program_digest if self.options.force else None)
         if self.options.force:  # the input as it is now is the batch's: no row past its end is counted
             batches.update_input(self.store, batch_id, self.total, self.digest)
+        if isinstance(self.options.score, str):  # --score given to a resume: the batch's from now on
+            batches.record_scorer(self.store, batch_id, self.options.score)
         if self.budget is not None:
             self.budget.seed(batches.batch_spent(self.store, batch_id))
         return held

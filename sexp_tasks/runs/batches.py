@@ -69,6 +69,14 @@ def update_input(store: Store, batch_id: str, total: int, digest: str) -> None:
     store.write('DELETE FROM batch_rows WHERE batch_id = ? AND "index" >= ?', (batch_id, total))
 
 
+def record_scorer(store: Store, batch_id: str, name: str) -> None:
+    """Record the procedure a batch scores its rows with (a resume scores with it again)."""
+    found = store.query("SELECT options FROM batches WHERE id = ?", (batch_id,))
+    if found:
+        options = {**json.loads(found[0]["options"] or "{}"), "score": name}
+        store.write("UPDATE batches SET options = ? WHERE id = ?", (json.dumps(options), batch_id))
+
+
 def end_batch(store: Store, batch_id: str, status: str) -> None:
     store.write("UPDATE batches SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), batch_id))
 
