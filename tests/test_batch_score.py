@@ -4,6 +4,7 @@ the scores in the store for `sexp trace BATCH_ID`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -318,3 +319,13 @@ def test_a_resume_given_another_scorer_keeps_it_for_later_resumes(cli: Cli, work
     assert [row["score"] for row in results(workspace / "p.results.jsonl")] == [1, 0, None, 1]
     recorded = store_rows(workspace, "SELECT options FROM batches WHERE id = ?", batch_id)[0][0]
     assert json.loads(recorded)["score"] == "both"
+
+
+def test_abatch_yields_each_row_with_its_score(workspace: Path) -> None:
+    write(workspace / "p.sexp", PROGRAM)
+
+    async def collect() -> list[tuple[int, Any]]:
+        found = sexp_tasks.abatch("p.sexp", ROWS, score="exact", quiet=True)
+        return sorted([(row["index"], row["score"]) async for row in found])
+
+    assert asyncio.run(collect()) == [(0, 1), (1, 0), (2, None), (3, 1)]
