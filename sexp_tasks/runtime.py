@@ -136,11 +136,13 @@ class Runtime(TaskServices):
         run: Run | None = None,
         *,
         reuse: str | None = None,
+        then: Callable[[Value], None] | None = None,
     ) -> Value:
         """Run a program file as a recorded run (or resume one): run (a batch row's), else one
         announced on stderr with the session's budget and cassette (`new_run`). A program that
         does not read or compile is no run. reuse: a recorded run whose answers this new run's
-        model turns take when they ask what it asked (SPEC §11.2)."""
+        model turns take when they ask what it asked (SPEC §11.2). then: called with the program's
+        value inside the run (a batch's scorer: batching/scoring.py)."""
         codes = [self.compiler.compile(form, None) for form in read(text, str(path))]
         run = self.run = run or self.new_run()
         program, given = str(path), _json_inputs(inputs)
@@ -154,6 +156,8 @@ class Runtime(TaskServices):
         try:
             with run.active(), self.tasks.tracer.run(run.run_id or "", program) as traced:
                 value = self._execute(codes)
+                if then is not None:
+                    then(value)
                 status = "failed" if isinstance(value, TaskResult) and value.failed else "completed"
                 traced.note({"sexp.status": status, "sexp.cost_usd": run.budget.spent})
             return value

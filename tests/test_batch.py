@@ -285,12 +285,12 @@ def test_runs_lists_the_batch_with_its_rows_and_trace_shows_a_row(cli: Cli, work
     assert status == 0
     ident = batch_id(err)
     rows = results(workspace / "p.results.jsonl")
-    _, listing, _ = cli("runs")
+    _, listing, _ = cli("runs", "--rows")  # the runs, a batch's rows under its line
     lines = listing.splitlines()
     assert lines[0].startswith(f"batch {ident}  ") and "completed" in lines[0] and "3/3 ok" in lines[0]
     assert [line.split()[0] for line in lines[1:]] == [row["run_id"] for row in rows]
     assert all(line.startswith("  ") and line.endswith(f"(row {i})") for i, line in enumerate(lines[1:]))
-    summaries = json.loads(cli("runs", "--json")[1])
+    summaries = json.loads(cli("runs", "--rows", "--json")[1])
     assert {(s["id"], s["batch"], s["batch_index"]) for s in summaries} == {
         (row["run_id"], ident, row["index"]) for row in rows
     }

@@ -41,7 +41,17 @@ sexp_tasks.batch("p.sexp", [], resume="abc", retry_failed=True, force=False, ray
 
 def test_the_keywords_are_the_options_and_the_settings() -> None:
     own = set(BatchKeywords.__annotations__) - set(BatchSettings.__annotations__)
-    assert own == {"out", "concurrency", "executor", "ray_address", "resume", "force", "retry_failed"}
+    assert own == {
+        "out",
+        "concurrency",
+        "executor",
+        "ray_address",
+        "resume",
+        "force",
+        "retry_failed",
+        "reuse",
+        "score",
+    }
 
 
 def test_mypy_checks_abatch_s_keywords_as_batch_s(tmp_path: Path) -> None:

@@ -9,12 +9,23 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Unpack
 
+from ..batching.batch_summary import BatchSummary
 from ..batching.driver import BatchOptions, run_batch
 from ..batching.input_lines import write_rows
 from .embed import api_settings
 from .settings_type import BatchSettings, settings_doc
 
-__all__ = ["BatchKeywords", "batch"]
+__all__ = ["BatchKeywords", "BatchRows", "batch"]
+
+
+class BatchRows(list[dict[str, Any]]):
+    """What `batch` returns: its rows (OUT's lines as dicts) in input order, a list; and summary,
+    the batch's BatchSummary (batch_id, ok, total, tokens, cost_usd, seconds, out, refused, and
+    scores: one ScoreAggregate per metric, with name, mean, min, max and n)."""
+
+    def __init__(self, rows: Iterable[dict[str, Any]], summary: BatchSummary) -> None:
+        super().__init__(rows)
+        self.summary = summary
 
 
 class BatchKeywords(BatchSettings, total=False):
@@ -28,6 +39,9 @@ class BatchKeywords(BatchSettings, total=False):
     resume: str | None
     force: bool
     retry_failed: bool
+    reuse: str | None
+    # a procedure of the program, or a Python callable (value, row) -> a number or a dict of them
+    score: str | Callable[[Any, dict[str, Any]], Any] | None
 
 
 # batch's own keywords (the rest are settings), named once: in BatchKeywords
@@ -38,10 +52,10 @@ def batch(
     path: str | Path,
     data: str | Path | Iterable[dict[str, Any]] | None,
     **keywords: Unpack[BatchKeywords],
-) -> list[dict[str, Any]]:
+) -> BatchRows:
     """Run the program at path once per row of data, as `sexp batch` does; the rows (OUT's
     lines, as dicts: index, status, value, error, run_id, tokens, cost_usd, seconds), in input
-    order.
+    order, in a list whose `summary` is the batch's BatchSummary.
 
     data: a .jsonl file's path, or an iterable of dicts with string keys (its rows; None with
     resume: the batch's recorded file). Keywords (typed by `BatchKeywords`): out, the results
@@ -49,7 +63,13 @@ def batch(
     run at once (default: the `concurrency` setting); executor, "threads" (the default),
     "processes" or "ray", and ray_address; resume, a batch id to resume; force (False); and
     retry_failed (False): with resume, run the rows whose result is an error again as fresh runs
-    (their model calls sent again) rather than resuming them; then the settings listed below
+    (their model calls sent again) rather than resuming them; reuse, a batch id: a new batch
+    whose row i answers the model requests that batch's row i also made from its record (`--reuse`);
+    score, a scorer for each ok row: the
+    name of a procedure the program defines (run where the row runs, called with its value and
+    row) or a Python callable (value, row) -> a number or a dict of numbers (run in this process
+    as each row ends, value as the row's "value"); each row then has "score" and "score_error",
+    and the returned list's `summary.scores` holds the aggregates; then the settings listed below
     (typed by `sexp_tasks.Settings`). A batch that cannot start raises a SexpError (BatchError
     for its input, options or resume); a failing row does not raise: its status is "error"."""
     return run_rows(path, data, None, **keywords)
@@ -60,7 +80,7 @@ def run_rows(
     data: str | Path | Iterable[dict[str, Any]] | None,
     on_row: Callable[[dict[str, Any]], None] | None,
     **keywords: Unpack[BatchKeywords],
-) -> list[dict[str, Any]]:
+) -> BatchRows:
     """batch(...), on_row called with each row as it ends (in the calling thread; abatch's)."""
     settings: dict[str, Any] = dict(keywords)
     own = {key: settings.pop(key) for key in _OWN if key in settings}
@@ -82,7 +102,7 @@ def run_rows(
         if spooled is not None:
             os.unlink(spooled)
     with summary.out.open(encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines]
+        return BatchRows((json.loads(line) for line in lines), summary)
 
 
 # help(sexp_tasks.batch) lists the settings it takes (concurrency is its own keyword, above).

@@ -7,6 +7,12 @@ records each row in `batch_rows` as it starts and as it ends, writes OUT as rows
 ends with the summary line. `--resume` runs only the rows without an ok result, resuming the
 runs they recorded, so no completed model call is paid twice; with `--retry-failed` (SPEC §11.1)
 the rows whose result is an error run as fresh runs instead, so their model calls are sent again.
+`--reuse BATCH_ID` starts a new batch whose row i is a new run reusing the run of BATCH_ID's row i
+(SPEC §11.2's `--reuse` per row): a model request that run also made takes its answer, unpaid.
+
+With a scorer (`--score SCORER`, batching/scoring.py) every ok row's OUT line and store record
+get its `score` (or `score_error`), and the batch ends with one line per metric, aggregated over
+all of its ok rows (a resumed batch's skipped rows with the scores they were stored with).
 
 The budget (`--max-cost`) is the whole batch's: every row reserves from one shared budget (a row
 refused by it ends FAILED, status "error", with the budget's message): on threads the driver's,
@@ -29,6 +35,7 @@ from ..diagnostics import warning_line
 from ..errors import BatchError, OutWriteError, ServiceError
 from ..handler.cost import CostBudget
 from ..runs import batches
+from ..runs.batch_scores import batch_scores, score_errors, score_errors_line
 from ..runs.journal import new_run_id, program_hash
 from ..runs.store import Store
 from ..syntax.reader import read
@@ -39,6 +46,7 @@ from .out_file import OutFile
 from .row_names import RowNames, row_names
 from .row_runner import BatchShare, plain_settings
 from .rows import ProgramBundle, RowJob, RowOutcome
+from .scoring import ScoreFunction, Scorer, score_in_driver, scorer_of
 from .thread_executor import ThreadExecutor
 
 RAY_MISSING = "the Ray executor needs Ray, which is not installed: pip install 'sexp-tasks[ray]'"
@@ -69,6 +77,7 @@ class BatchOptions:
     resume: str | None = None
     force: bool = False
     retry_failed: bool = False  # with resume: run the rows whose result is an error again, afresh
+    reuse: str | None = None  # a batch whose row i's run answers row i's requests it also made
     data_label: str | None = None  # what the store records as the input (`<python>` for rows given in Python)
     shared_inputs: dict[str, Any] = field(
         default_factory=dict
@@ -76,6 +85,9 @@ class BatchOptions:
     # called with each row's OUT object as it ends (a resumed batch's ok rows as they are skipped),
     # in the driver's thread: abatch's rows in completion order (api/async_api.py)
     on_row: Callable[[dict[str, Any]], None] | None = None
+    # --score: the program's procedure of that name, or a Python callable (value, row) -> score;
+    # None: a resumed batch's recorded procedure, if it had one (batching/scoring.py)
+    score: str | ScoreFunction | None = None
 
 
 ExecutorFactory = Callable[[Store, "CostBudget | None", "str | None", BatchShare], Executor]
@@ -112,6 +124,8 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     )
     if options.retry_failed and options.resume is None:
         raise BatchError("--retry-failed needs --resume BATCH_ID")
+    if options.reuse is not None and options.resume is not None:
+        raise BatchError("--reuse starts a new batch: it does not go with --resume")
     batch_id = options.resume or uuid.uuid4().hex[:12]
     if settings.record and options.executor == "ray":
         raise BatchError("--record cannot be used with --executor ray (rows record in other processes)")
@@ -120,9 +134,10 @@ def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = No
     except ServiceError as err:
         raise BatchError(err.message) from None
     store: Store | None = None
-    if options.resume is not None:  # a new batch makes its store only once its input is checked
+    known = options.resume or options.reuse  # a batch the store must hold
+    if known is not None:  # a new batch makes its store only once its input is checked
         if not Path(settings.store).is_file():
-            raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
+            raise BatchError(f"unknown batch '{known}' in {settings.store}")
         store = Store(settings.store, create=False)
     try:
         names = row_names(settings, share.library, str(options.program), text)
@@ -167,9 +182,16 @@ class _Batch:
             self.recorded = batches.batch(store, options.resume)
             if self.recorded is None:
                 raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
+        if store is not None and options.reuse is not None and batches.batch(store, options.reuse) is None:
+            raise BatchError(f"unknown batch '{options.reuse}' in {settings.store}")
         self.data = self._data()
         self.total, self.digest, keys = check_input(self.data)
         self.unbound = names.unbound(keys, options.shared_inputs)
+        recorded_score = (self.recorded or {}).get("options", {}).get("score")
+        self.scorer: Scorer | None = scorer_of(
+            options.score if options.score is not None else recorded_score, names
+        )  # an unknown procedure is refused now, before any row runs
+        self.reading: dict[int, dict[str, Any]] = {}  # rows in flight, for a Python scorer
         self.notices = names.warnings(keys, options.shared_inputs)  # said before any row runs
         self._check_resumable()
         self.out = options.out or self._recorded_out() or Path(f"{options.program.stem}.results.jsonl")
@@ -225,8 +247,15 @@ class _Batch:
             time.monotonic() - began,
             self.out,
             batches.batch_refused_calls(self.store, batch_id) if self.budget is not None else 0,
+            tuple(batch_scores(self.store, batch_id)) if self.scorer is not None else (),
+            batches.batch_reused_turns(self.store, batch_id) if self.options.reuse is not None else None,
         )
         self._say(result.line())
+        for metric in result.scores:
+            self._say(metric.line())
+        failed = score_errors(self.store, batch_id) if self.scorer is not None else {"rows": 0}
+        if failed["rows"]:
+            self._say(score_errors_line(failed))
         if status == "interrupted":
             raise KeyboardInterrupt
         return result
@@ -239,7 +268,9 @@ class _Batch:
         held: Any = None
         own_files = {"input": self.data, "program": self.options.program}
         try:
-            out = OutFile(self.out, lambda index: batches.stored_row(self.store, batch_id, index), own_files)
+            scored = self.scorer is not None
+            stored = lambda index: batches.stored_row(self.store, batch_id, index, scored)  # noqa: E731
+            out = OutFile(self.out, stored, own_files)
             executor = self.make_executor(self.store, self.budget, self.options.ray_address, self.share)
             if self.recorded is None:  # a new batch is recorded only once it has OUT
                 out.lock()
@@ -265,6 +296,8 @@ class _Batch:
                 "concurrency": self.concurrency,
                 "executor": self.options.executor,
             }
+            if self.scorer is not None and self.scorer.procedure is not None:
+                options["score"] = self.scorer.procedure  # a resume scores with it again
             label = self.options.data_label or str(self.data)
             digest = self.program_digest
             return batches.begin_batch(
@@ -273,6 +306,8 @@ class _Batch:
         held = batches.reopen_batch(self.store, batch_id, self.program_digest if self.options.force else None)
         if self.options.force:  # the input as it is now is the batch's: no row past its end is counted
             batches.update_input(self.store, batch_id, self.total, self.digest)
+        if isinstance(self.options.score, str):  # --score given to a resume: the batch's from now on
+            batches.record_scorer(self.store, batch_id, self.options.score)
         if self.budget is not None:
             self.budget.seed(batches.batch_spent(self.store, batch_id))
         return held
@@ -285,8 +320,8 @@ class _Batch:
             with bar:
                 threads = min(self.concurrency, max(self.total, 1))  # no more workers than rows
                 for outcome in executor.run(self._jobs(batch_id, out, bar.advance), threads):
-                    row = outcome.as_json()
-                    batches.row_ended(self.store, batch_id, row)
+                    row = self._scored(outcome)
+                    batches.row_ended(self.store, batch_id, row, self.scorer.name if self.scorer else None)
                     if self.budget is not None and self.options.executor != "threads":
                         self.budget.seed(self.budget.spent + outcome.cost_usd)  # rows not sharing it
                     out.add(row)
@@ -314,10 +349,10 @@ class _Batch:
         """The rows to run, read from the input as the executor asks for them."""
         resuming = self.recorded is not None
         for index, row in enumerate(read_rows(self.data)):
-            run_id, again = new_run_id(), False
+            run_id, again, stored = new_run_id(), False, None
             inputs = {**self.options.shared_inputs, **row} if self.options.shared_inputs else row
             if resuming:
-                stored = batches.stored_row(self.store, batch_id, index)
+                stored = batches.stored_row(self.store, batch_id, index, self.scorer is not None)
                 if stored is not None and stored["status"] == "ok" and not self._edited(stored, inputs):
                     out.add_stored(index)
                     advance()
@@ -326,7 +361,10 @@ class _Batch:
                     continue
                 if stored is not None and not (self.options.retry_failed and stored["status"] == "error"):
                     run_id, again = stored["run_id"], True  # else a fresh run: a new answer
-            batches.row_started(self.store, batch_id, index, run_id)
+            retried = not again and stored is not None and stored["status"] == "error"  # --retry-failed
+            batches.row_started(self.store, batch_id, index, run_id, resumed=again, retried=retried)
+            if self.scorer is not None and self.scorer.function is not None:
+                self.reading[index] = row
             settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
             settings["otel"] = self.share.telemetry is not None  # a Ray worker's rows export too
             force = self.options.force
@@ -342,7 +380,30 @@ class _Batch:
                 row,
                 self.unbound,
                 self.trace_parent,
+                score=self.scorer.procedure if self.scorer is not None else None,
+                reuse=self._reused_run(index),
             )
+
+    def _reused_run(self, index: int) -> str | None:
+        """The run row index reuses: that of the --reuse batch's row index, when it has one."""
+        if self.options.reuse is None:
+            return None
+        found = batches.stored_row(self.store, self.options.reuse, index)
+        return None if found is None else str(found["run_id"])
+
+    def _scored(self, outcome: RowOutcome) -> dict[str, Any]:
+        """outcome's OUT object, with its score and score_error when the batch is scored (a Python
+        scorer's taken now, in the driver)."""
+        row = outcome.as_json()
+        scorer = self.scorer
+        if scorer is None:
+            return row
+        score, error = outcome.score, outcome.score_error
+        read = self.reading.pop(outcome.index, None)
+        if scorer.function is not None and outcome.status == "ok":
+            score, error = score_in_driver(scorer, outcome.value, read if read is not None else {})
+        row["score"], row["score_error"] = score, error
+        return row
 
     def _edited(self, stored: dict[str, Any], inputs: dict[str, Any]) -> bool:
         """Whether a forced resume must run an ok row again: its run was recorded with another

@@ -31,6 +31,7 @@ from ..runtime import Runtime
 from ..tasks.runner import TaskSystem
 from .row_names import ROW
 from .rows import ProgramBundle, RowJob, RowOutcome
+from .scoring import RowScore
 
 _PLAIN = {f.name for f in fields(Settings)} - {"warnings", "sources"}
 
@@ -85,6 +86,7 @@ def run_row(
     began = time.monotonic()
     status, value, error = "error", None, None
     run: Run | None = None
+    scored: RowScore | None = None
     try:
         settings = Settings(**job.settings)
         path = Path(job.program.path)
@@ -110,9 +112,13 @@ def run_row(
             shares_budget=budget is not None,
         )
         resume = job.run_id if job.resuming and store.run(job.run_id) is not None else None
+        row = job.inputs if job.row is None else job.row
+        scored = RowScore(runtime, job.score, row) if job.score else None
         # as deep as on the command line, in a thread or a Ray worker alike; under the batch's span
         with deep_recursion(), share.tracer.adopt(job.trace_parent):
-            result = runtime.run_recorded(path, job.program.text, dict(job.inputs), resume, job.force, run)
+            result = runtime.run_recorded(
+                path, job.program.text, dict(job.inputs), resume, job.force, run, reuse=job.reuse, then=scored
+            )
         failure = failed_result_line(result)
         if failure is None:
             status, value = "ok", json.loads(to_json(result))  # to_json refuses NaN and infinity
@@ -125,7 +131,8 @@ def run_row(
             run.release()  # now, rather than when the run is collected
     tokens, cost = store.run_totals(job.run_id)
     seconds = round(time.monotonic() - began, 3)
-    return RowOutcome(job.index, status, value, error, job.run_id, tokens, cost, seconds)
+    score, score_error = scored.result() if scored is not None and status == "ok" else (None, None)
+    return RowOutcome(job.index, status, value, error, job.run_id, tokens, cost, seconds, score, score_error)
 
 
 def _at(failure: str, program: ProgramBundle) -> str:

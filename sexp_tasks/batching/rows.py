@@ -39,6 +39,8 @@ class RowJob:
     unbound: frozenset[str] = frozenset()  # inputs not bound as globals (they would hide a built-in)
     # the batch's span as W3C trace context (tracing.Tracer.carrier): the row's run is its child
     trace_parent: dict[str, str] = field(default_factory=dict)
+    score: str | None = None  # the program's procedure scoring an ok row (batching/scoring.py)
+    reuse: str | None = None  # a new run's recorded run whose answers it takes (`--reuse`)
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,12 @@ class RowOutcome:
     tokens: int
     cost_usd: float
     seconds: float
+    score: Any = None  # the job's scorer's score (a number or a dict of them), when it had one
+    score_error: str | None = None  # the scorer's error on an ok row, one line
 
     def as_json(self) -> dict[str, Any]:
-        """The OUT line's object, its keys in SPEC §10.5's order."""
+        """The OUT line's object, its keys in SPEC §10.5's order (a scored batch's driver adds
+        score and score_error after them)."""
         return {
             "index": self.index,
             "status": self.status,

@@ -35,7 +35,9 @@ does; not a key naming a built-in or a name FILE defines: read it with (get row 
 global row holding the line), each row its own recorded run (`sexp trace RUN_ID`). The rows'
 results go to OUT, one JSON line per input line, in input order: {"index", "status":
 "ok"|"error", "value", "error", "run_id", "tokens", "cost_usd", "seconds"}. A failing row never
-stops the others.
+stops the others. With --score SCORER (a procedure FILE defines, called with each ok row's value
+and the row), each line also gets "score" (a number or a dict of numbers) and "score_error", and
+the batch ends with `score: <name> mean <m> min <a> max <b> n <k>` per metric.
 
 Exit status: 0 every row ok, 1 some row failed or OUT could not be written as rows ended (a
 full disk: the batch stops, resume it), 2 the batch could not start (nothing ran).
@@ -76,6 +78,16 @@ def register(commands: Commands) -> None:
         "--retry-failed",
         action="store_true",
         help="with --resume: run the rows whose result is an error again, as fresh runs",
+    )
+    batch.add_argument(
+        "--reuse",
+        metavar="BATCH_ID",
+        help="a new batch: each row's model requests that BATCH_ID's row also made take its answers",
+    )
+    batch.add_argument(
+        "--score",
+        metavar="SCORER",
+        help="score each ok row with the procedure SCORER of FILE, called with its value and row",
     )
     batch.add_argument(
         "--set",
@@ -146,4 +158,6 @@ def _options(args: argparse.Namespace, settings: Settings) -> BatchOptions:
         force=args.force,
         retry_failed=args.retry_failed,
         shared_inputs=shared,
+        score=args.score,
+        reuse=args.reuse,
     )

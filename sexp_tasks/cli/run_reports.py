@@ -42,15 +42,24 @@ def open_store(settings: Settings) -> Store | None:
     return Store(settings.store, create=False)
 
 
-def runs_command(settings: Settings, as_json: bool, limit: int, out: TextIO | None = None) -> int:
-    """Print the most recent runs, one a line (or a JSON list); nothing when there is no store."""
+def runs_command(
+    settings: Settings, as_json: bool, limit: int, out: TextIO | None = None, rows: bool = False
+) -> int:
+    """Print the most recent runs and batches, one a line (or a JSON list), at most limit: a batch
+    on one line with its counts; rows: the runs instead, a batch's rows under their batch's line
+    (limit counts runs). Nothing when there is no store."""
     out = out or sys.stdout
     store = open_store(settings)
-    summaries = [] if store is None else [run_summary(run) for run in store.recent_runs(limit)]
+    summaries: list[dict[str, Any]] = []
     lines: list[str] = []
     if store is not None:
         try:
-            lines = _listing(store, summaries)
+            if rows:
+                summaries = [run_summary(run) for run in store.recent_runs(limit)]
+                lines = _listing(store, summaries)
+            else:
+                summaries = _runs_and_batches(store, limit)
+                lines = [_entry_line(summary) for summary in summaries]
         finally:
             store.close()
     if as_json:
@@ -145,17 +154,43 @@ def _listing(store: Store, summaries: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _entry_line(summary: dict[str, Any]) -> str:
+    """A run's line of `sexp runs`, or a batch's."""
+    return _batch_line(summary, summary["id"]) if summary.get("kind") == "batch" else format_run_line(summary)
+
+
+def _runs_and_batches(store: Store, limit: int) -> list[dict[str, Any]]:
+    """The newest runs that are no batch's row and the newest batches, newest first, at most
+    limit: a run as run_summary gives it, a batch as batches.batch_summary does with "kind":
+    "batch" and its "duration_s"."""
+    runs = [run_summary(run) for run in batches.runs_outside_batches(store, limit)]
+    found = [
+        {
+            "kind": "batch",
+            **batch,
+            "program": scrub(batch["program"]),
+            "duration_s": duration(batch["started_at"], batch["ended_at"]),
+        }
+        for batch in batches.recent_batches(store, limit)
+    ]
+    return sorted(runs + found, key=lambda entry: -(entry["started_at"] or 0.0))[:limit]
+
+
 def _batch_line(batch: dict[str, Any] | None, batch_id: str) -> str:
-    """`batch <id>  <started>  <status>  <ok>/<total> ok  <tokens> tokens  <cost>  <time>  <program>`."""
+    """`batch <id>  <started>  <status>  <ok>/<total> ok  <e> error[  <r> running]  <tokens> tokens
+    <cost>  <time>  <program>`."""
     if batch is None:
         return f"batch {batch_id}"
     lasted = format_duration(duration(batch["started_at"], batch["ended_at"]))
+    running = [f"{batch['running']} running"] if batch["running"] else []
     return "  ".join(
         [
             f"batch {batch['id']}",
             format_time(batch["started_at"]),
             f"{batch['status']:<11}",
             f"{batch['ok']}/{batch['total']} ok",
+            f"{batch['error']} error",
+            *running,
             f"{batch['tokens']:>7} tokens",
             f"{format_cost(batch['cost_usd']):>9}",
             f"{lasted:>6}",

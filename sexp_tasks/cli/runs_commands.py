@@ -11,7 +11,9 @@ from .command_line import Commands, command_settings, guarded
 from .setting_options import given_settings
 
 RUNS_HELP = (
-    "List recent runs, newest first, one a line (a batch's rows under their batch). With --prune,"
+    "List recent runs and batches, newest first, one a line: a batch on one line with its rows ok,"
+    " in error and running of all its rows, tokens, cost and status; with --rows, the runs instead,"
+    " a batch's rows under their batch's line. With --prune,"
     " delete instead the finished runs (completed or failed) with their steps, and the finished"
     " batches with their rows; interrupted runs and unfinished batches are kept (they can be"
     " resumed), and so is anything a live process holds. --older-than DAYS counts from the time a"
@@ -38,6 +40,7 @@ def register(commands: Commands) -> None:
     older = "with --prune: only those that ended DAYS days ago or more"
     runs.add_argument("--older-than", type=float, metavar="DAYS", help=older)
     runs.add_argument("--batch", metavar="BATCH_ID", help="list the rows of this batch instead")
+    runs.add_argument("--rows", action="store_true", help="list a batch's rows' runs under its line")
     only = "with --batch: only the rows of STATUS (ok or error)"
     runs.add_argument("--status", metavar="STATUS", help=only)
     runs.set_defaults(run=list_runs)
@@ -66,6 +69,8 @@ def list_runs(args: argparse.Namespace, cwd: Path) -> int:
         raise UsageError("--status needs --batch")
     if args.batch is not None and (args.prune or args.older_than is not None):
         raise UsageError("--batch lists rows: it does not go with --prune")
+    if args.rows and (args.batch is not None or args.prune):
+        raise UsageError("--rows lists runs: it does not go with --batch or --prune")
     store = command_settings(cwd, given_settings(args))
     if args.batch is not None:
         return guarded(args, lambda: batch_rows_command(store, args.batch, args.status, args.json))
@@ -73,7 +78,7 @@ def list_runs(args: argparse.Namespace, cwd: Path) -> int:
         if not args.prune:
             raise UsageError("--older-than needs --prune")
         return guarded(args, lambda: prune_command(store, args.older_than, args.json))
-    return guarded(args, lambda: runs_command(store, args.json, args.limit))
+    return guarded(args, lambda: runs_command(store, args.json, args.limit, rows=args.rows))
 
 
 def show_trace(args: argparse.Namespace, cwd: Path) -> int:

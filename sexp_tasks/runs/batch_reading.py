@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .batches import batch, batch_rows, template_spending
+from .batch_scores import batch_scores, score_errors
+from .batches import batch, batch_reruns, batch_rows, template_spending
 from .store import Store
 
 SLOWEST = 5  # how many of the slowest rows the summary names
@@ -33,7 +34,9 @@ def batch_report(store: Store, batch_id: str) -> dict[str, Any] | None:
     """The summary of the batch, None when the store has no such batch: id, program, data,
     status, started_at, ended_at, rows (count by status, `not run` included, and total), errors
     (type, reason, rows, example_row, example), templates (name, calls, tokens, cost_usd),
-    slowest (index, run_id, status, seconds)."""
+    slowest (index, run_id, status, seconds), scores (name, mean, min, max, n: one per metric, by
+    name; empty for a batch not scored), score_errors (rows, example_row, example: the ok rows
+    the scorer failed on), resumes, retried_rows, resumed_rows (batches.batch_reruns)."""
     found = batch(store, batch_id)
     if found is None:
         return None
@@ -74,4 +77,7 @@ def batch_report(store: Store, batch_id: str) -> dict[str, Any] | None:
             }
             for row in slowest
         ],
+        "scores": [metric.as_json() for metric in batch_scores(store, batch_id)],
+        "score_errors": score_errors(store, batch_id),
+        **batch_reruns(store, batch_id),
     }

@@ -6,8 +6,9 @@ version, so a store written by any earlier sexp opens and upgrades, and one writ
 sexp (a version past the last migration here) is refused. Adding a table is one more entry
 appended to MIGRATIONS; an entry, once released, is never edited.
 
-Every statement is idempotent (IF NOT EXISTS): stores written before batches had a schema
-version of their own hold the batch tables already, made on a batch's first use.
+Every CREATE is idempotent (IF NOT EXISTS): stores written before batches had a schema
+version of their own hold the batch tables already, made on a batch's first use. An ALTER TABLE
+... ADD COLUMN needs no such guard: a store below its migration's version never had the column.
 """
 
 from __future__ import annotations
@@ -92,11 +93,25 @@ ANSWERS = (
     )""",
 )
 
+# 4: a batch's scores (`sexp batch --score`, SPEC §11.5) and how it was run again: each row's
+# score as OUT gives it, the metric a plain number counts under, the scorer's error; how many
+# times a row's run was resumed, and run afresh after an error (--retry-failed); how many times
+# the batch was resumed. Old rows read as unscored, never resumed.
+BATCH_SCORES = (
+    "ALTER TABLE batch_rows ADD COLUMN score TEXT",  # JSON: a number or a dict of numbers
+    "ALTER TABLE batch_rows ADD COLUMN score_name TEXT",  # the metric of a plain number (the scorer's name)
+    "ALTER TABLE batch_rows ADD COLUMN score_error TEXT",
+    "ALTER TABLE batch_rows ADD COLUMN resumed INTEGER DEFAULT 0",
+    "ALTER TABLE batch_rows ADD COLUMN retried INTEGER DEFAULT 0",
+    "ALTER TABLE batches ADD COLUMN resumes INTEGER DEFAULT 0",
+)
+
 # Migration n is MIGRATIONS[n - 1]: the statements bringing a store from version n-1 to n.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     RUNS_STEPS_FILES,
     BATCHES,
     ANSWERS,
+    BATCH_SCORES,
 )
 
 LATEST = len(MIGRATIONS)  # the version of a store every migration has been applied to
