@@ -167,7 +167,9 @@ class LLMServer:
                         "type": "server_error",
                     }
                     anthropic = self.path.endswith("/messages")
-                    self._send(reply.status, {"type": "error", "error": error} if anthropic else {"error": error})
+                    self._send(
+                        reply.status, {"type": "error", "error": error} if anthropic else {"error": error}
+                    )
                 elif self.path.endswith("/messages"):  # Anthropic's Messages API (anthropic_message)
                     model = body.get("model", "test-model")
                     if body.get("stream"):
@@ -335,10 +337,14 @@ def anthropic_events(reply: Scripted, model: str) -> list[str]:
     start = {**whole, "content": [], "stop_reason": None, "usage": {**whole["usage"], "output_tokens": 1}}
     events = [event("message_start", {"message": start})]
     text = reply.content or ""
-    pieces = reply.pieces if reply.pieces is not None else [p for p in text.replace(" ", " \0").split("\0") if p]
+    pieces = (
+        reply.pieces if reply.pieces is not None else [p for p in text.replace(" ", " \0").split("\0") if p]
+    )
     index = 0
     if text:
-        events.append(event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}))
+        events.append(
+            event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}})
+        )
         for piece in pieces:
             delta = {"type": "text_delta", "text": piece}
             events.append(event("content_block_delta", {"index": 0, "delta": delta}))
@@ -357,7 +363,9 @@ def anthropic_events(reply: Scripted, model: str) -> list[str]:
         events.append(event("content_block_stop", {"index": index}))
         index += 1
     stopped = {"delta": {"stop_reason": whole["stop_reason"], "stop_sequence": None}}
-    events.append(event("message_delta", {**stopped, "usage": {"output_tokens": whole["usage"]["output_tokens"]}}))
+    events.append(
+        event("message_delta", {**stopped, "usage": {"output_tokens": whole["usage"]["output_tokens"]}})
+    )
     events.append(event("message_stop", {}))
     return events
 

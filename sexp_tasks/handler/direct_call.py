@@ -95,11 +95,13 @@ def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
         return None
     if provider not in DIRECT_PROVIDERS or (options.get("stream") and provider not in DIRECT_STREAMS):
         return None
-    config = litellm.utils.ProviderConfigManager.get_provider_chat_config(model=model, provider=litellm.LlmProviders(provider))
+    config = litellm.utils.ProviderConfigManager.get_provider_chat_config(
+        model=model, provider=litellm.LlmProviders(provider)
+    )
     if config is None:
         return None
     settings = {key: value for key, value in options.items() if key not in _TRANSPORT}
-    messages = [dict(message) for message in options["messages"]]
+    messages = _messages(litellm, config, model, provider, api_base, options["messages"], settings)
     stream = bool(settings.get("stream"))
     extra_headers = dict(settings.pop("extra_headers", None) or {})
     optional = litellm.utils.get_optional_params(
@@ -130,7 +132,11 @@ def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
     if provider == "openai":
         sent = {key: value for key, value in optional.items() if key not in ("stream", "stream_options")}
         data = config.transform_request(
-            model=model, messages=messages, optional_params=sent, litellm_params=litellm_params, headers=headers
+            model=model,
+            messages=messages,
+            optional_params=sent,
+            litellm_params=litellm_params,
+            headers=headers,
         )
         if stream:
             data["stream"] = True
@@ -171,8 +177,56 @@ def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
     if provider != "openai":  # litellm's own HTTP client names itself (the OpenAI SDK does too)
         headers = {**litellm.llms.custom_httpx.http_handler.get_default_headers(), **headers}
     return Prepared(
-        provider, model, config, url, dict(headers), data, body, stream, messages, optional, litellm_params,
-        api_key, json_mode,
+        provider,
+        model,
+        config,
+        url,
+        dict(headers),
+        data,
+        body,
+        stream,
+        messages,
+        optional,
+        litellm_params,
+        api_key,
+        json_mode,
+    )
+
+
+def _messages(
+    litellm: Any,
+    config: Any,
+    model: str,
+    provider: str,
+    api_base: str | None,
+    messages: list[Any],
+    settings: dict[str, Any],
+) -> list[Any]:
+    """The messages (and, in settings, the tools and stop) as litellm.completion checks and fixes
+    them before it maps them for the provider (litellm/main.py: its first lines, then the
+    developer role for providers without one, and Anthropic-only tool keys off other targets)."""
+    main = litellm.main
+    messages = main.validate_and_fix_openai_messages(messages=[dict(message) for message in messages])
+    if "tools" in settings:
+        settings["tools"] = main.validate_and_fix_openai_tools(tools=settings["tools"])
+        if not main.is_claude_tool_target(custom_llm_provider=provider, model=model):
+            settings["tools"] = main._drop_anthropic_only_tool_keys(tools=settings["tools"])
+    if settings.get("tool_choice") is not None:
+        settings["tool_choice"] = main.validate_chat_completion_tool_choice(
+            tool_choice=settings["tool_choice"], model=model
+        )
+    if "stop" in settings:
+        settings["stop"] = main.validate_openai_optional_params(stop=settings["stop"])
+    messages = main.get_completion_messages(
+        messages=messages,
+        ensure_alternating_roles=False,
+        user_continue_message=None,
+        assistant_continue_message=None,
+    )
+    return list(
+        config.translate_developer_role_to_system_role(
+            messages=messages, model=model, custom_llm_provider=provider, api_base=api_base, model_info={}
+        )
     )
 
 
@@ -181,15 +235,16 @@ def _without(params: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 
 def _anthropic_filtered(
-    litellm: Any,
-    headers: dict[str, Any], data: dict[str, Any], url: str, model: str
+    litellm: Any, headers: dict[str, Any], data: dict[str, Any], url: str, model: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Anthropic's headers and body with the beta features its endpoint does not take filtered
     out, as AnthropicChatCompletion.completion filters them."""
     headers, data = litellm.anthropic_beta_headers_manager.update_request_with_filtered_beta(
         headers=headers, request_data=data, provider="anthropic", api_base=url
     )
-    body = litellm.anthropic_beta_gated_fields.strip_beta_gated_request_body(data, headers, drop_params=True, model=model, provider="anthropic")
+    body = litellm.anthropic_beta_gated_fields.strip_beta_gated_request_body(
+        data, headers, drop_params=True, model=model, provider="anthropic"
+    )
     return headers, dict(body)
 
 
@@ -212,9 +267,13 @@ def _api_key(litellm: Any, provider: str) -> str | None:
 def _api_base(litellm: Any, provider: str, api_base: str | None) -> str:
     """The base URL litellm.completion would send provider's request to."""
     if provider == "openai":
-        return api_base or litellm.api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get(
-            "OPENAI_API_BASE"
-        ) or "https://api.openai.com/v1"
+        return (
+            api_base
+            or litellm.api_base
+            or os.environ.get("OPENAI_BASE_URL")
+            or os.environ.get("OPENAI_API_BASE")
+            or "https://api.openai.com/v1"
+        )
     if provider == "anthropic":
         base = (
             api_base
@@ -250,7 +309,7 @@ def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:
             message=f"{type(exc).__name__}: {exc}", model=prepared.model, llm_provider=prepared.provider
         ) from None
     except httpx.TransportError as exc:
-        raise _lost(litellm, prepared, exc)  # noqa: B904 (its cause is set: the lost connection)
+        raise _lost(litellm, prepared, exc)  # its cause is set: the lost connection
     finally:
         if response is not None:
             response.close()
@@ -270,7 +329,9 @@ def _status_error(litellm: Any, prepared: Prepared, response: httpx.Response) ->
     return _mapped(
         litellm,
         prepared,
-        prepared.config.get_error_class(error_message=text, status_code=response.status_code, headers=response.headers),
+        prepared.config.get_error_class(
+            error_message=text, status_code=response.status_code, headers=response.headers
+        ),
     )
 
 
@@ -283,18 +344,26 @@ def _lost(litellm: Any, prepared: Prepared, exc: httpx.TransportError) -> Except
     if prepared.provider == "openai":
         cause = litellm.APIConnectionError(message=detail, llm_provider="openai", model=prepared.model)
         error = litellm.InternalServerError(
-            message=f"OpenAIException - Connection error. {detail}", llm_provider="openai", model=prepared.model
+            message=f"OpenAIException - Connection error. {detail}",
+            llm_provider="openai",
+            model=prepared.model,
         )
         error.__cause__ = cause
         return error
-    return _mapped(litellm, prepared, prepared.config.get_error_class(error_message=str(exc), status_code=500, headers=None))
+    return _mapped(
+        litellm,
+        prepared,
+        prepared.config.get_error_class(error_message=str(exc), status_code=500, headers=None),
+    )
 
 
 def _mapped(litellm: Any, prepared: Prepared, error: Exception) -> Exception:
     """error as litellm.completion raises it: mapped to its exception classes (RateLimitError,
     ContextWindowExceededError...) by its own exception_type."""
     try:
-        return litellm.litellm_core_utils.exception_mapping_utils.exception_type(model=prepared.model, original_exception=error, custom_llm_provider=prepared.provider)
+        return litellm.litellm_core_utils.exception_mapping_utils.exception_type(
+            model=prepared.model, original_exception=error, custom_llm_provider=prepared.provider
+        )
     except Exception as mapped:  # exception_type raises what it maps to
         return mapped
 
