@@ -1,5 +1,10 @@
 """The one module that imports litellm: a ModelRequest in, a ModelAnswer or a ProviderError out.
 
+A call to a provider direct_call.py covers (openai, anthropic, mistral; streamed: openai) is built
+by litellm's provider config and sent through one pooled httpx client, without litellm.completion's
+per-call machinery (about a third of its CPU); every other call, and every call under
+SEXP_LLM_DIRECT=0, goes through litellm.completion (litellm.acompletion under the async transport).
+
 A streamed request (`ModelRequest.stream`) is read chunk by chunk (stream_reading.py: each piece of
 text handed to `on_text` as it arrives, the stream stopped at its limits), and its chunks built into
 one response by litellm's stream_chunk_builder (the usage of its last chunk, tool calls
@@ -280,9 +285,10 @@ _unpriced: set[str] = set()
 
 
 def transport() -> str:
-    """How real calls travel in this process: `sync` (litellm.completion in the calling thread, over httpx;
-    the default, cheapest in CPU for a single call) or `async` (litellm.acompletion on one shared event
-    loop, over aiohttp), chosen by SEXP_LLM_TRANSPORT. Both meet pmap's goals (bench/pmap.py)."""
+    """How real calls travel in this process: `sync` (in the calling thread, over httpx: the direct
+    path of direct_call.py where it covers the call, else litellm.completion; the default, cheapest
+    in CPU) or `async` (litellm.acompletion on one shared event loop, over aiohttp), chosen by
+    SEXP_LLM_TRANSPORT. Both meet pmap's goals (bench/pmap.py)."""
     return "async" if os.environ.get("SEXP_LLM_TRANSPORT", "").strip().lower() == "async" else "sync"
 
 
