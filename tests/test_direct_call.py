@@ -352,3 +352,35 @@ def test_extra_headers_reach_the_provider_either_way(
     (old, _, _), (new, _, _) = both_ways(server, monkeypatch, "mistral", request, Scripted(content="ok"))
     assert old.headers.get("x-trace") == new.headers.get("x-trace") == "abc"
     assert new.raw == old.raw
+
+
+def test_litellm_wide_settings_keep_litellm(
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch, litellm_calls: list[str]
+) -> None:
+    """Headers added to every request, model aliases, fallbacks: litellm.completion applies them."""
+    litellm = llm._litellm()
+    monkeypatch.setattr(litellm, "headers", {"X-Everywhere": "1"})
+    server.script("fine")
+    llm.complete(ModelRequest.build("openai/test-model", MESSAGES), api_base=server.base_url)
+    assert litellm_calls == ["openai/test-model"]
+    assert server.requests[-1].headers.get("x-everywhere") == "1"
+
+
+def test_a_prepared_request_shows_no_key(server: LLMServer) -> None:
+    options = ModelRequest.build("anthropic/claude-3-5-sonnet-20241022", MESSAGES).litellm_arguments()
+    options["api_base"] = base_for(server, "anthropic")
+    prepared = direct_call.prepare(llm._litellm(), options)
+    assert prepared is not None and prepared.headers["x-api-key"] == KEYS["ANTHROPIC_API_KEY"]
+    assert KEYS["ANTHROPIC_API_KEY"] not in repr(prepared)
+
+
+def test_a_forked_child_makes_its_own_pool() -> None:
+    import os
+
+    parent = direct_call.http_client()
+    pid = os.fork()
+    if pid == 0:  # the child: exits 0 when its pool is a new one
+        os._exit(0 if direct_call._client is None and direct_call.http_client() is not parent else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert direct_call.http_client() is parent

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -41,6 +41,15 @@ _TRANSPORT = frozenset({"model", "messages", "timeout", "drop_params", "max_retr
 POOL_SIZE = 128
 _client: httpx.Client | None = None
 _client_lock = threading.Lock()
+
+
+def _forget_client() -> None:
+    """In a forked child: the parent's pool is its own (its connections are shared sockets)."""
+    global _client
+    _client = None
+
+
+os.register_at_fork(after_in_child=_forget_client)
 
 
 def enabled() -> bool:
@@ -71,21 +80,21 @@ class Prepared:
     model: str  # litellm's name for it, without the provider
     config: Any
     url: str
-    headers: dict[str, str]
+    headers: dict[str, str] = field(repr=False)  # they carry the API key
     data: dict[str, Any]
     body: bytes
     stream: bool
     messages: list[Any]
     optional_params: dict[str, Any]
     litellm_params: dict[str, Any]
-    api_key: str | None
+    api_key: str | None = field(repr=False)
     json_mode: bool
 
 
 def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
     """The request litellm.completion(**options) would send, built by its provider config; None
     when this path does not cover the call (then litellm.completion sends it)."""
-    if "mock_response" in options or "mock_tool_calls" in options:
+    if "mock_response" in options or "mock_tool_calls" in options or _configured(litellm):
         return None
     try:
         model, provider, dynamic_key, api_base = litellm.get_llm_provider(
@@ -98,8 +107,8 @@ def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
     config = litellm.utils.ProviderConfigManager.get_provider_chat_config(
         model=model, provider=litellm.LlmProviders(provider)
     )
-    if config is None:
-        return None
+    if config is None or (provider == "openai" and litellm.OpenAIConfig.get_config()):
+        return None  # no config, or defaults set on litellm.OpenAIConfig (litellm.completion merges them)
     settings = {key: value for key, value in options.items() if key not in _TRANSPORT}
     messages = _messages(litellm, config, model, provider, api_base, options["messages"], settings)
     stream = bool(settings.get("stream"))
@@ -191,6 +200,15 @@ def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
         api_key,
         json_mode,
     )
+
+
+# litellm's module-wide settings that change what litellm.completion sends (aliases, headers and
+# auth added to every request, fallbacks, preview features): set, a call keeps litellm.completion.
+_GLOBALS = ("model_alias_map", "headers", "proxy_auth", "model_fallbacks", "enable_preview_features")
+
+
+def _configured(litellm: Any) -> bool:
+    return any(getattr(litellm, name, None) for name in _GLOBALS)
 
 
 def _messages(
