@@ -196,52 +196,47 @@ def test_the_same_bytes_reach_the_provider_either_way(
 
 
 @pytest.mark.parametrize("case", ["plain", "settings + tools"])
-def test_an_openai_stream_is_the_same_either_way(
-    server: LLMServer, monkeypatch: pytest.MonkeyPatch, litellm_calls: list[str], case: str
+@pytest.mark.parametrize("provider", list(MODELS))
+def test_a_stream_is_the_same_either_way(
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch, litellm_calls: list[str], provider: str, case: str
 ) -> None:
     tools = case == "settings + tools"
     reply = Scripted(
         content="It is sunny in Zürich today.",
         tool_calls=[{"name": "get_weather", "arguments": {"city": "Zürich"}}] if tools else None,
     )
-    request = request_for("openai", CASES[case], stream=True)
+    request = request_for(provider, CASES[case], stream=True)
     (old, old_answer, old_pieces), (new, new_answer, new_pieces) = both_ways(
-        server, monkeypatch, "openai", request, reply
+        server, monkeypatch, provider, request, reply
     )
-    assert litellm_calls == [MODELS["openai"]]
-    assert new.raw == old.raw and b'"stream":true' in new.raw
-    assert new.headers["accept-encoding"] == old.headers["accept-encoding"]
-    key_only_in_auth(new, "openai")
+    assert litellm_calls == [MODELS[provider]]
+    assert new.raw == old.raw and b'"stream":' in new.raw
+    for name in ("content-type", "accept-encoding", AUTH[provider], "anthropic-version"):
+        assert new.headers.get(name) == old.headers.get(name), name
+    key_only_in_auth(new, provider)
     assert new_pieces == old_pieces == ["It ", "is ", "sunny ", "in ", "Zürich ", "today."]
     assert isinstance(old_answer, ModelAnswer) and isinstance(new_answer, ModelAnswer)
     same_answers(old_answer, new_answer)
+    if tools:
+        assert json.loads(new_answer.tool_calls[0]["arguments"]) == {"city": "Zürich"}
 
 
-def test_a_broken_openai_stream_keeps_its_partial_text_either_way(
-    server: LLMServer, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("provider", list(MODELS))
+def test_a_broken_stream_keeps_its_partial_text_either_way(
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch, provider: str
 ) -> None:
-    reply = Scripted(content="one two three four", drop_after=3)
-    results = both_ways(server, monkeypatch, "openai", request_for("openai", {}, stream=True), reply)
+    # OpenAI's and Mistral's first event is the role, Anthropic's two are message_start, content_block_start
+    reply = Scripted(content="one two three four", drop_after=3 if provider != "anthropic" else 4)
+    results = both_ways(server, monkeypatch, provider, request_for(provider, {}, stream=True), reply)
     (_, old_error, old_pieces), (_, new_error, new_pieces) = results
     assert isinstance(old_error, ProviderError) and isinstance(new_error, ProviderError)
     assert new_pieces == old_pieces == ["one ", "two "]
     assert new_error.partial == old_error.partial == "one two "
-    assert (new_error.kind, new_error.retryable) == (old_error.kind, old_error.retryable)
-
-
-@pytest.mark.parametrize("provider", ["anthropic", "mistral"])
-def test_their_streams_still_go_through_litellm(
-    server: LLMServer, monkeypatch: pytest.MonkeyPatch, litellm_calls: list[str], provider: str
-) -> None:
-    """litellm's stream wrapper still builds Anthropic's and Mistral's chunks: those calls keep
-    litellm.completion (and Anthropic's answer streams in its own shape from the server)."""
-    (old, old_answer, old_pieces), (new, new_answer, new_pieces) = both_ways(
-        server, monkeypatch, provider, request_for(provider, {}, stream=True), Scripted(content="a b c")
+    assert (new_error.kind, new_error.status, new_error.retryable) == (
+        old_error.kind,
+        old_error.status,
+        old_error.retryable,
     )
-    assert litellm_calls == [MODELS[provider]] * 2
-    assert new.raw == old.raw
-    assert new_pieces == old_pieces == ["a ", "b ", "c"]
-    assert isinstance(new_answer, ModelAnswer) and new_answer.text == "a b c"
 
 
 def closed_port() -> int:

@@ -16,9 +16,11 @@ imported here alone."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import threading
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,9 +31,9 @@ import httpx
 # openai goes through the OpenAI SDK inside litellm: its body is the SDK's (key order and
 # separators, see _openai_body).
 DIRECT_PROVIDERS = frozenset({"openai", "anthropic", "mistral"})
-# Those whose stream the provider config's iterator reads into the chunks litellm's stream wrapper
-# gives (Anthropic's and Mistral's iterators give raw chunks its wrapper still builds: litellm.completion).
-DIRECT_STREAMS = frozenset({"openai"})
+# Those whose stream the direct path reads (OpenAI's chunks as its config's iterator gives them; the
+# others' through litellm's CustomStreamWrapper, as litellm.completion hands them over).
+DIRECT_STREAMS = frozenset({"openai", "anthropic", "mistral"})
 
 # The keys of a call's options that are litellm's, not the provider's.
 _TRANSPORT = frozenset({"model", "messages", "timeout", "drop_params", "max_retries", "api_base"})
@@ -169,7 +171,7 @@ def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
         data = config.transform_request(
             model=model,
             messages=messages,
-            optional_params=_without(optional, "stream"),
+            optional_params=optional,
             litellm_params=litellm_params,
             headers=headers,
         )
@@ -320,7 +322,7 @@ def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:
             response.read()
             raise _status_error(litellm, prepared, response)
         if prepared.stream:
-            return stream.read(_named(_chunks(litellm, prepared, response), prepared.model))
+            return stream.read(_wrapped(litellm, prepared, _chunks(litellm, prepared, response)))
         return _answer(litellm, prepared, response)
     except httpx.TimeoutException as exc:
         raise litellm.Timeout(
@@ -417,6 +419,35 @@ def _answer(litellm: Any, prepared: Prepared, response: httpx.Response) -> Any:
         litellm_params=prepared.litellm_params,
         encoding=None,
         json_mode=prepared.json_mode,
+    )
+
+
+def _wrapped(litellm: Any, prepared: Prepared, chunks: Any) -> Any:
+    """chunks as litellm.completion hands a stream over: OpenAI's named and with the end marker
+    dropped (_named), the others built by litellm's CustomStreamWrapper, as its handlers do."""
+    if prepared.provider == "openai":
+        return _named(chunks, prepared.model)
+    logging = litellm.litellm_core_utils.litellm_logging.Logging(
+        model=prepared.model,
+        messages=prepared.messages,
+        stream=True,
+        call_type="completion",
+        start_time=datetime.datetime.now(),
+        litellm_call_id=str(uuid.uuid4()),
+        function_id="",
+    )
+    logging.update_environment_variables(
+        model=prepared.model,
+        user=None,
+        optional_params=prepared.optional_params,
+        litellm_params=prepared.litellm_params,
+        custom_llm_provider=prepared.provider,
+    )
+    return litellm.CustomStreamWrapper(
+        completion_stream=chunks,
+        model=prepared.model,
+        custom_llm_provider=prepared.provider,
+        logging_obj=logging,
     )
 
 
