@@ -379,3 +379,14 @@ def test_a_forked_child_makes_its_own_pool() -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert direct_call.http_client() is parent
+
+
+def test_an_openai_organization_keeps_litellm(
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch, litellm_calls: list[str]
+) -> None:
+    """The OpenAI SDK sends OPENAI_ORGANIZATION as a header: such calls keep litellm.completion."""
+    monkeypatch.setenv("OPENAI_ORGANIZATION", "org-fake")
+    server.script("fine")
+    llm.complete(ModelRequest.build("openai/test-model", MESSAGES), api_base=server.base_url)
+    assert litellm_calls == ["openai/test-model"]
+    assert server.requests[-1].headers.get("openai-organization") == "org-fake"

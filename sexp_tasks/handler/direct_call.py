@@ -10,9 +10,9 @@ transform_response and its stream iterator — and sends the request itself. tes
 checks the same bytes reach the provider either way.
 
 Only the providers of DIRECT_PROVIDERS take this path; llm.py sends everything else (a mock, an
-unknown provider, a registered litellm callback, the async transport, SEXP_LLM_DIRECT=0) through
-litellm.completion. litellm itself is passed in by llm.py, the one module that imports it; httpx is
-imported here alone."""
+unknown provider, a registered litellm callback, litellm-wide settings, SEXP_LLM_DIRECT=0) through
+litellm.completion, and the async transport through litellm.acompletion. litellm itself is passed
+in by llm.py, the one module that imports it; httpx is imported here alone."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ import httpx
 
 # The providers whose request litellm.completion builds with the provider config alone (no SDK
 # state, no signing, no per-model route): the direct path sends the same bytes for them (tested).
-# openai goes through the OpenAI SDK inside litellm: its body is the SDK's (key order and
-# separators, see _openai_body).
+# openai goes through the OpenAI SDK inside litellm: its body is written as the SDK writes it
+# (_openai_body).
 DIRECT_PROVIDERS = frozenset({"openai", "anthropic", "mistral"})
 # Those whose stream the direct path reads (OpenAI's chunks as its config's iterator gives them; the
 # others' through litellm's CustomStreamWrapper, as litellm.completion hands them over).
@@ -46,9 +46,11 @@ _client_lock = threading.Lock()
 
 
 def _forget_client() -> None:
-    """In a forked child: the parent's pool is its own (its connections are shared sockets)."""
-    global _client
+    """In a forked child: the parent's pool is its own (its connections are shared sockets), and
+    its lock may have been held by a thread the child does not have."""
+    global _client, _client_lock
     _client = None
+    _client_lock = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_client)
@@ -109,8 +111,8 @@ def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
     config = litellm.utils.ProviderConfigManager.get_provider_chat_config(
         model=model, provider=litellm.LlmProviders(provider)
     )
-    if config is None or (provider == "openai" and litellm.OpenAIConfig.get_config()):
-        return None  # no config, or defaults set on litellm.OpenAIConfig (litellm.completion merges them)
+    if config is None or (provider == "openai" and _openai_configured(litellm)):
+        return None
     settings = {key: value for key, value in options.items() if key not in _TRANSPORT}
     messages = _messages(litellm, config, model, provider, api_base, options["messages"], settings)
     stream = bool(settings.get("stream"))
@@ -211,6 +213,15 @@ _GLOBALS = ("model_alias_map", "headers", "proxy_auth", "model_fallbacks", "enab
 
 def _configured(litellm: Any) -> bool:
     return any(getattr(litellm, name, None) for name in _GLOBALS)
+
+
+def _openai_configured(litellm: Any) -> bool:
+    """Whether the OpenAI SDK would add to the request: defaults set on litellm.OpenAIConfig, or an
+    organization or project it sends as a header."""
+    named = (
+        litellm.organization or os.environ.get("OPENAI_ORGANIZATION") or os.environ.get("OPENAI_PROJECT_ID")
+    )
+    return bool(named or litellm.OpenAIConfig.get_config())
 
 
 def _messages(

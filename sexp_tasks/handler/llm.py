@@ -1,6 +1,6 @@
 """The one module that imports litellm: a ModelRequest in, a ModelAnswer or a ProviderError out.
 
-A call to a provider direct_call.py covers (openai, anthropic, mistral; streamed: openai) is built
+A call to a provider direct_call.py covers (openai, anthropic, mistral) is built
 by litellm's provider config and sent through one pooled httpx client, without litellm.completion's
 per-call machinery (about a third of its CPU); every other call, and every call under
 SEXP_LLM_DIRECT=0, goes through litellm.completion (litellm.acompletion under the async transport).
