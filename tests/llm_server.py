@@ -1,4 +1,6 @@
-"""A small OpenAI-compatible chat server for tests: scripted replies, every request recorded.
+"""A small OpenAI-compatible chat server for tests: scripted replies, every request recorded (its
+body's bytes too). A POST to a path ending in /messages is answered as Anthropic's Messages API
+answers (anthropic_message, anthropic_events), plain or streamed.
 
 A request with `"stream": true` is answered as OpenAI streams: `text/event-stream` chunks
 (`data: {chat.completion.chunk}` lines, the usage in a last chunk when `stream_options.include_usage`
@@ -65,6 +67,7 @@ class Recorded:
     arrived: float = field(default_factory=time.perf_counter, compare=False)
     events_sent: int = 0  # a streamed reply's events written (its chunks, then [DONE])
     client_left: bool = False  # the client closed the connection before the stream's end
+    raw: bytes = field(default=b"", repr=False)  # the body's bytes as they arrived
 
     def __post_init__(self) -> None:
         self.headers = {name.lower(): value for name, value in self.headers.items()}
@@ -129,8 +132,9 @@ class LLMServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                recorded = Recorded(self.path, dict(self.headers), body)
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
+                recorded = Recorded(self.path, dict(self.headers), body, raw=raw)
                 with server._lock:
                     server.requests.append(recorded)
                     count = len(server.requests)
@@ -162,7 +166,16 @@ class LLMServer:
                         "message": f"scripted error {reply.status}",
                         "type": "server_error",
                     }
-                    self._send(reply.status, {"error": error})
+                    anthropic = self.path.endswith("/messages")
+                    self._send(
+                        reply.status, {"type": "error", "error": error} if anthropic else {"error": error}
+                    )
+                elif self.path.endswith("/messages"):  # Anthropic's Messages API (anthropic_message)
+                    model = body.get("model", "test-model")
+                    if body.get("stream"):
+                        self._events(reply, anthropic_events(reply, model), recorded)
+                    else:
+                        self._send(200, anthropic_message(reply, model))
                 elif body.get("stream"):
                     self._stream(reply, body, recorded)
                 else:
@@ -175,6 +188,10 @@ class LLMServer:
                 chunks = _stream_chunks(
                     reply, body.get("model", "test-model"), bool(options.get("include_usage"))
                 )
+                self._events(reply, [f"data: {chunk}\n\n" for chunk in [*chunks, "[DONE]"]], recorded)
+
+            def _events(self, reply: Scripted, events: list[str], recorded: Recorded) -> None:
+                """Server-sent events written one by one, as _stream says."""
                 self.protocol_version = "HTTP/1.1"
                 self.close_connection = True
                 try:
@@ -183,13 +200,13 @@ class LLMServer:
                     self.send_header("Transfer-Encoding", "chunked")
                     self.send_header("Connection", "close")
                     self.end_headers()
-                    for sent, chunk in enumerate([*chunks, "[DONE]"]):
+                    for sent, text in enumerate(events):
                         if reply.drop_after is not None and sent >= reply.drop_after:
                             self.connection.shutdown(socket.SHUT_RDWR)
                             return
                         if sent and reply.chunk_delay:
                             time.sleep(reply.chunk_delay)
-                        event = f"data: {chunk}\n\n".encode()
+                        event = text.encode()
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                         self.wfile.flush()
                         recorded.events_sent = sent + 1
@@ -275,6 +292,81 @@ def _stream_chunks(reply: Scripted, model: str, include_usage: bool) -> list[str
         events.append(event({}, whole["choices"][0]["finish_reason"]))
     if include_usage:
         events.append(json.dumps({**head, "choices": [], "usage": whole["usage"]}))
+    return events
+
+
+# Anthropic's Messages API: a scripted reply in its shape ---------------------------------------------
+
+
+def anthropic_message(reply: Scripted, model: str) -> dict[str, Any]:
+    """A Messages API `message` for a scripted answer: text and tool_use blocks, stop_reason, usage."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": reply.content}] if reply.content else []
+    for i, call in enumerate(reply.tool_calls or [], 1):
+        arguments = call["arguments"]
+        content.append(
+            {
+                "type": "tool_use",
+                "id": f"toolu_{i}",
+                "name": call["name"],
+                "input": json.loads(arguments) if isinstance(arguments, str) else arguments,
+            }
+        )
+    stop = reply.finish_reason or ("tool_use" if reply.tool_calls else "end_turn")
+    usage = {"input_tokens": reply.usage["prompt_tokens"], "output_tokens": reply.usage["completion_tokens"]}
+    return {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def anthropic_events(reply: Scripted, model: str) -> list[str]:
+    """The Messages API's server-sent events for a scripted answer: message_start, a text block
+    (its pieces as text_delta), each tool_use block (its input JSON in two input_json_delta
+    pieces), message_delta (stop_reason, output tokens), message_stop."""
+    whole = anthropic_message(reply, model)
+
+    def event(kind: str, data: dict[str, Any]) -> str:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
+
+    start = {**whole, "content": [], "stop_reason": None, "usage": {**whole["usage"], "output_tokens": 1}}
+    events = [event("message_start", {"message": start})]
+    text = reply.content or ""
+    pieces = (
+        reply.pieces if reply.pieces is not None else [p for p in text.replace(" ", " \0").split("\0") if p]
+    )
+    index = 0
+    if text:
+        events.append(
+            event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}})
+        )
+        for piece in pieces:
+            delta = {"type": "text_delta", "text": piece}
+            events.append(event("content_block_delta", {"index": 0, "delta": delta}))
+        events.append(event("content_block_stop", {"index": 0}))
+        index = 1
+    for block in whole["content"]:
+        if block["type"] != "tool_use":
+            continue
+        opened = {**block, "input": {}}
+        events.append(event("content_block_start", {"index": index, "content_block": opened}))
+        arguments = json.dumps(block["input"])
+        half = len(arguments) // 2
+        for part in (arguments[:half], arguments[half:]):
+            delta = {"type": "input_json_delta", "partial_json": part}
+            events.append(event("content_block_delta", {"index": index, "delta": delta}))
+        events.append(event("content_block_stop", {"index": index}))
+        index += 1
+    stopped = {"delta": {"stop_reason": whole["stop_reason"], "stop_sequence": None}}
+    events.append(
+        event("message_delta", {**stopped, "usage": {"output_tokens": whole["usage"]["output_tokens"]}})
+    )
+    events.append(event("message_stop", {}))
     return events
 
 

@@ -43,6 +43,12 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         "litellm's async transport, for a model call, an async Python tool or an MCP server: 15 ms",
         program=True,
     ),
+    "sexp_tasks.handler.direct_call": Lazy(
+        ("sexp_tasks.handler.llm",),
+        "a model call on the direct path (its pooled HTTP client, httpx), with litellm: 0 ms more",
+        program=True,
+        brings=("httpx",),
+    ),
     "tiktoken": Lazy(
         ("sexp_tasks.handler.tokens",),
         "counting a prompt's tokens: 5 ms",

@@ -1,5 +1,10 @@
 """The one module that imports litellm: a ModelRequest in, a ModelAnswer or a ProviderError out.
 
+A call to a provider direct_call.py covers (openai, anthropic, mistral) is built
+by litellm's provider config and sent through one pooled httpx client, without litellm.completion's
+per-call machinery (about a third of its CPU); every other call, and every call under
+SEXP_LLM_DIRECT=0, goes through litellm.completion (litellm.acompletion under the async transport).
+
 A streamed request (`ModelRequest.stream`) is read chunk by chunk (stream_reading.py: each piece of
 text handed to `on_text` as it arrives, the stream stopped at its limits), and its chunks built into
 one response by litellm's stream_chunk_builder (the usage of its last chunk, tool calls
@@ -20,6 +25,7 @@ from typing import Any
 
 from ..lang.deepstack import start_thread
 from ..lang.values import well_formed
+from ..results import round_cost
 from .loop_thread import background_loop
 from .model_info import model_map
 from .model_request import ModelAnswer, ModelRequest
@@ -142,9 +148,14 @@ def complete(
         build = partial(litellm.stream_chunk_builder, messages=options["messages"])
         stream = StreamReader(build, on_text, StreamWatch(limits) if limits is not None else None)
     quiet = _nobody_listens(litellm)
+    direct = _direct_request(litellm, options) if mock is None and quiet and transport() == "sync" else None
     started = time.perf_counter()
     try:
-        if mock is None and transport() == "async":
+        if direct is not None:
+            from . import direct_call
+
+            response = direct_call.send(litellm, direct, timeout, stream)
+        elif mock is None and transport() == "async":
             response = background_loop().run(_acomplete(litellm, quiet, options, stream))
         elif quiet:
             response = contextvars.copy_context().run(_complete, litellm, quiet, options, stream)
@@ -159,6 +170,9 @@ def complete(
         raise error from None
     latency = (time.perf_counter() - started) * 1000
     answer = response_answer(response, latency, request.model, is_mock=mock is not None)
+    if direct is not None:  # litellm.completion prices the response as it builds it; here, from its tokens
+        cost = estimate_cost(request.model, answer.prompt_tokens, answer.completion_tokens)
+        answer = replace(answer, cost_usd=round_cost(cost))
     if mock is not None and stream is not None:
         # a mock's stream counts its text's tokens; its whole answer counts litellm's fixed numbers
         constants = litellm.constants
@@ -168,6 +182,21 @@ def complete(
         )
         answer = replace(answer, prompt_tokens=prompt, completion_tokens=completion)
     return answer
+
+
+def _direct_request(litellm: Any, options: dict[str, Any]) -> Any:
+    """The request the direct path (direct_call.py) sends for options, built by litellm's provider
+    config; None when litellm.completion sends it: SEXP_LLM_DIRECT=0, a provider or case the
+    direct path does not cover, or one its request cannot be built for (litellm.completion then
+    says what is wrong, in its own words)."""
+    from . import direct_call
+
+    if not direct_call.enabled():
+        return None
+    try:
+        return direct_call.prepare(litellm, options)
+    except Exception:  # litellm.completion raises its own error for it, translated as ever
+        return None
 
 
 def unsupported_settings(model: str, keys: Any) -> list[str]:
@@ -256,9 +285,10 @@ _unpriced: set[str] = set()
 
 
 def transport() -> str:
-    """How real calls travel in this process: `sync` (litellm.completion in the calling thread, over httpx;
-    the default, cheapest in CPU for a single call) or `async` (litellm.acompletion on one shared event
-    loop, over aiohttp), chosen by SEXP_LLM_TRANSPORT. Both meet pmap's goals (bench/pmap.py)."""
+    """How real calls travel in this process: `sync` (in the calling thread, over httpx: the direct
+    path of direct_call.py where it covers the call, else litellm.completion; the default, cheapest
+    in CPU) or `async` (litellm.acompletion on one shared event loop, over aiohttp), chosen by
+    SEXP_LLM_TRANSPORT. Both meet pmap's goals (bench/pmap.py)."""
     return "async" if os.environ.get("SEXP_LLM_TRANSPORT", "").strip().lower() == "async" else "sync"
 
 
