@@ -29,7 +29,8 @@ class Scripted:
     content: str | None = "ok"
     tool_calls: list[dict[str, Any]] | None = None  # {"name", "arguments": dict or raw str}
     finish_reason: str | None = None
-    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 10, "completion_tokens": 5})
+    # prompt_tokens and completion_tokens, and any of OpenAI's details (prompt_tokens_details...)
+    usage: dict[str, Any] = field(default_factory=lambda: {"prompt_tokens": 10, "completion_tokens": 5})
     status: int = 200
     error: dict[str, Any] | None = None  # the error body for a status >= 400
     delay: float = 0.0
@@ -246,7 +247,8 @@ def _completion(reply: Scripted, model: str) -> dict[str, Any]:
             for i, c in enumerate(reply.tool_calls, 1)
         ]
     finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
-    usage = {**reply.usage, "total_tokens": sum(reply.usage.values())}
+    counted = reply.usage.get("prompt_tokens", 0) + reply.usage.get("completion_tokens", 0)
+    usage = {**reply.usage, "total_tokens": counted}
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",

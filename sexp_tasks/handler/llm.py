@@ -170,9 +170,8 @@ def complete(
         raise error from None
     latency = (time.perf_counter() - started) * 1000
     answer = response_answer(response, latency, request.model, is_mock=mock is not None)
-    if direct is not None:  # litellm.completion prices the response as it builds it; here, from its tokens
-        cost = estimate_cost(request.model, answer.prompt_tokens, answer.completion_tokens)
-        answer = replace(answer, cost_usd=round_cost(cost))
+    if direct is not None:  # litellm.completion prices the response as it builds it; here, after
+        answer = replace(answer, cost_usd=round_cost(_response_cost(litellm, response, request.model)))
     if mock is not None and stream is not None:
         # a mock's stream counts its text's tokens; its whole answer counts litellm's fixed numbers
         constants = litellm.constants
@@ -282,6 +281,19 @@ def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> flo
 
 
 _unpriced: set[str] = set()
+
+
+def _response_cost(litellm: Any, response: Any, model: str) -> float:
+    """What litellm charges for response, as litellm.completion would price it: from its whole
+    usage (cached prompt tokens, reasoning tokens), not from its two token counts alone; 0 for a
+    model litellm has no price for (asked once per process: its refusal formats a traceback)."""
+    if model in _unpriced:
+        return 0.0
+    try:
+        return float(litellm.completion_cost(completion_response=response, model=model))
+    except Exception:
+        _unpriced.add(model)
+        return 0.0
 
 
 def transport() -> str:
