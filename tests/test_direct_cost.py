@@ -10,7 +10,11 @@ from sexp_tasks.handler import llm
 from sexp_tasks.handler.model_request import ModelRequest
 
 MODEL = "openai/gpt-4o-mini"  # priced by litellm, with a cheaper price for cached prompt tokens
-CACHED = {"prompt_tokens": 10_000, "completion_tokens": 100, "prompt_tokens_details": {"cached_tokens": 8_000}}
+CACHED = {
+    "prompt_tokens": 10_000,
+    "completion_tokens": 100,
+    "prompt_tokens_details": {"cached_tokens": 8_000},
+}
 
 
 @pytest.mark.parametrize("usage", [CACHED, {"prompt_tokens": 10_000, "completion_tokens": 100}])
