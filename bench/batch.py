@@ -9,7 +9,13 @@ Side by side, each as a ratio to the ideal (delay × ceil(rows / concurrency)):
   ray2, ray4    the same on the Ray executor, on a local Ray of 2 and 4 CPUs (2 and 4 row workers),
                 started before the clock starts, as a cluster would be; the batch's workers start
                 (and import the package and litellm) inside the time
-  bare litellm  litellm.acompletion for each row under an asyncio.Semaphore(concurrency)
+  bare (threads) litellm.completion for each row in `concurrency` threads (the issue's table's)
+  bare (async)  litellm.acompletion for each row under an asyncio.Semaphore(concurrency)
+  dspy          DSPy 3.x's dspy.Predict("question -> answer") under dspy.Parallel(num_threads=
+                concurrency), its default engine, against a server answering in DSPy's format. DSPy
+                is the bench's, not the package's: it lives in bench/.venv-dspy (gitignored), made
+                on first use from bench/requirements-dspy.txt; when that fails the row says how
+                to make it, and the others run. --quick and --no-dspy leave it out.
 Each runs in a child process of its own, so that its peak memory (ru_maxrss) and CPU are its own.
 CPU per call counts the driver process and every process under it (for Ray: its GCS, raylet and
 workers, read from /proc every 100 ms, so a process's last 100 ms may be missed); the server, in a
@@ -37,6 +43,11 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 from pmap import Loop, bare_path, start_server  # noqa: E402  (bench/ is on sys.path: a script)
 
 EXECUTORS = ("threads", "ray2", "ray4")
+LABELS = {"bare-threads": "bare (threads)", "bare": "bare (async)", "dspy": "dspy"}
+DSPY_VENV = Path(__file__).resolve().parent / ".venv-dspy"
+DSPY_REQUIREMENTS = Path(__file__).resolve().parent / "requirements-dspy.txt"
+DSPY_ANSWER = "[[ ## answer ## ]]\nbench answer\n\n[[ ## completed ## ]]"  # its ChatAdapter's format
+MESSAGES = [{"role": "system", "content": "bench"}, {"role": "user", "content": "Echo 1"}]
 GOAL_RATIO = 1.25  # the best executor, against the ideal
 GOAL_MEMORY = 1.5  # the driver's peak memory at 10x the rows
 PROGRAM = '(defatom echo (params x) (instructions "Echo {{x}}"))\n(task-content (echo x))\n'
@@ -100,12 +111,19 @@ def one(executor: str, rows: int, concurrency: int, base_url: str) -> dict[str, 
         start_local_ray(int(executor[3:]))
         started_ray = time.perf_counter() - began
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    if executor == "bare":
-        run = bare_path(Loop(), base_url, rows)
-        run(min(concurrency, 8))  # warm-up: imports, the client, its connection pool
+    if executor in ("bare", "bare-threads", "dspy"):
+        if executor == "bare":
+            run = bare_path(Loop(), base_url, rows)
+            run(min(concurrency, 8))  # warm-up: imports, the client, its connection pool
+        else:
+            counted = (bare_threads_path if executor == "bare-threads" else dspy_path)(base_url)
+            counted(8, 8)  # warm-up, as above
         tree, began, cpu = TreeCPU(), time.perf_counter(), time.process_time()
-        run(concurrency)
-        ok = rows
+        if executor == "bare":
+            run(concurrency)
+            ok = rows
+        else:
+            ok = counted(concurrency, rows)
     else:
         from sexp_tasks.batching.driver import BatchOptions, run_batch
         from sexp_tasks.config import Settings
@@ -140,9 +158,64 @@ def one(executor: str, rows: int, concurrency: int, base_url: str) -> dict[str, 
     }
 
 
-def measure(executor: str, rows: int, concurrency: int, base_url: str) -> dict[str, Any]:
-    """`one` in a fresh child process."""
-    command = [sys.executable, __file__, "--one", executor, "--rows", str(rows)]
+def bare_threads_path(base_url: str) -> Any:
+    """(threads, count) -> how many of count litellm.completion calls, `threads` at a time, answered."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sexp_tasks.handler.llm import _litellm
+
+    litellm = _litellm()
+
+    def call(_: int) -> bool:
+        answer = litellm.completion(
+            model="openai/test-model", messages=MESSAGES, api_base=base_url, timeout=600.0
+        )
+        return bool(answer.choices[0].message.content)
+
+    def run(threads: int, count: int) -> int:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            return sum(pool.map(call, range(count)))
+
+    return run
+
+
+def dspy_path(base_url: str) -> Any:
+    """(threads, count) -> how many of count dspy.Predict calls under dspy.Parallel answered."""
+    import dspy  # bench/.venv-dspy's: this runs in that environment's Python
+
+    dspy.configure(lm=dspy.LM("openai/test-model", api_base=base_url, api_key="sk-fake-bench", cache=False))
+    predict = dspy.Predict("question -> answer")
+
+    def run(threads: int, count: int) -> int:
+        pairs = [(predict, {"question": f"Echo {i}"}) for i in range(count)]
+        answers = dspy.Parallel(num_threads=threads, disable_progress_bar=True)(pairs)
+        return sum(1 for answer in answers if answer is not None and getattr(answer, "answer", None))
+
+    return run
+
+
+def dspy_python() -> tuple[str | None, str]:
+    """bench/.venv-dspy's Python, made now if it is not there yet; (None, why) when it cannot be."""
+    python = DSPY_VENV / "bin" / "python"
+    hint = f"python -m venv {DSPY_VENV} && {DSPY_VENV}/bin/pip install -r {DSPY_REQUIREMENTS}"
+    if not python.exists():
+        print(f"dspy: making {DSPY_VENV} (once)...", file=sys.stderr, flush=True)
+        made = subprocess.run([sys.executable, "-m", "venv", str(DSPY_VENV)], capture_output=True)
+        if made.returncode == 0:
+            pip = [str(DSPY_VENV / "bin" / "pip"), "install", "-q", "-r", str(DSPY_REQUIREMENTS)]
+            made = subprocess.run(pip, capture_output=True)
+        if made.returncode != 0:
+            return None, f"DSPy could not be installed; install it with: {hint}"
+    if subprocess.run([str(python), "-c", "import dspy"], capture_output=True).returncode != 0:
+        return None, f"DSPy is not installed; install it with: {hint}"
+    return str(python), ""
+
+
+def measure(
+    executor: str, rows: int, concurrency: int, base_url: str, python: str = sys.executable
+) -> dict[str, Any]:
+    """`one` in a fresh child process (of python: DSPy's runs in its own environment)."""
+    command = [python, __file__, "--one", executor, "--rows", str(rows)]
     command += ["--concurrency", str(concurrency), "--base-url", base_url]
     done = subprocess.run(command, capture_output=True, text=True)
     lines = done.stdout.strip().splitlines()
@@ -154,8 +227,18 @@ def measure(executor: str, rows: int, concurrency: int, base_url: str) -> dict[s
 
 def speed(args: argparse.Namespace, base_url: str) -> None:
     ideal = args.delay * math.ceil(args.rows / args.concurrency)
-    names = [*args.executors, "bare"]
+    names = [*args.executors, "bare-threads", "bare"]
     results = {name: measure(name, args.rows, args.concurrency, base_url) for name in names}
+    missing = ""
+    if not args.no_dspy:
+        python, missing = dspy_python()
+        if python is not None:
+            server, dspy_url = start_server(args.delay, DSPY_ANSWER)
+            try:
+                results["dspy"] = measure("dspy", args.rows, args.concurrency, dspy_url, python)
+            finally:
+                server.terminate()
+            names.append("dspy")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.rows} rows, one task call each, server delay {args.delay * 1000:.0f} ms, "
           f"concurrency {args.concurrency}; ideal {ideal:.2f} s; {os.cpu_count()} cores, load {load}")
@@ -163,13 +246,15 @@ def speed(args: argparse.Namespace, base_url: str) -> None:
           f"{'all CPU ms/call':>16} {'driver peak MB':>15}")
     for name in names:
         result = results[name]
-        label = "bare litellm" if name == "bare" else name
+        label = LABELS.get(name, name)
         note = f"  (Ray started in {result['ray_start']:.1f} s before)" if result["ray_start"] else ""
         print(
             f"{label:<14} {result['seconds']:>8.2f} {result['seconds'] / ideal:>7.2f} {result['ok']:>6} "
             f"{result['driver_cpu'] / args.rows * 1000:>19.2f} {result['all_cpu'] / args.rows * 1000:>16.2f}"
             f" {result['maxrss_kb'] / 1024:>15.0f}{note}"
         )
+    if missing:
+        print(f"{'dspy':<14} {missing}")
     best = min(results[name]["seconds"] / ideal for name in args.executors)
     print(f"goal: the best executor ≤ {GOAL_RATIO}× ideal: {'met' if best <= GOAL_RATIO else 'MISSED'} "
           f"({best:.2f}×)")
@@ -201,6 +286,7 @@ def main() -> None:
     parser.add_argument("--executors", nargs="+", choices=EXECUTORS, default=list(EXECUTORS))
     parser.add_argument("--quick", action="store_true", help="128 rows at 32, threads and ray2: a smoke run")
     parser.add_argument("--memory", action="store_true", help="the driver's memory at 10x the rows")
+    parser.add_argument("--no-dspy", action="store_true", help="leave DSPy's path out")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -209,6 +295,7 @@ def main() -> None:
         os._exit(0)  # litellm's aiohttp sessions complain when torn down at exit; nothing is left to save
     if args.quick:
         args.rows, args.concurrency = min(args.rows, 128), min(args.concurrency, 32)
+        args.no_dspy = True  # CI's smoke run: DSPy is not installed there
         if args.executors == list(EXECUTORS):
             args.executors = ["threads", "ray2"]
     server, base_url = start_server(0.0 if args.memory else args.delay)

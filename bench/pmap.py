@@ -39,14 +39,14 @@ PATHS = {  # --paths names -> the labels printed
 ANSWER = "<output>bench answer</output><notes><data_usage>none</data_usage></notes>"
 
 
-def serve(delay: float) -> None:
-    """An OpenAI-compatible chat server on 127.0.0.1 answering after `delay`; prints its port."""
+def serve(delay: float, answer: str = ANSWER) -> None:
+    """An OpenAI-compatible chat server on 127.0.0.1 answering `answer` after `delay`; prints its port."""
     from aiohttp import web
 
     async def chat(request: web.Request) -> web.Response:
         body = await request.json()
         await asyncio.sleep(delay)
-        message = {"role": "assistant", "content": ANSWER}
+        message = {"role": "assistant", "content": answer}
         return web.json_response(
             {
                 "id": "chatcmpl-bench",
@@ -71,11 +71,12 @@ def serve(delay: float) -> None:
     asyncio.run(main())
 
 
-def start_server(delay: float) -> tuple[subprocess.Popen[str], str]:
-    """The server process and its base URL."""
+def start_server(delay: float, answer: str | None = None) -> tuple[subprocess.Popen[str], str]:
+    """The server process and its base URL; answer: what it answers (default: a sexp answer)."""
     env = {k: v for k, v in os.environ.items() if "KEY" not in k and "TOKEN" not in k}
+    given = ["--answer", answer] if answer is not None else []
     process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--delay", str(delay)],
+        [sys.executable, __file__, "--serve", "--delay", str(delay), *given],
         stdout=subprocess.PIPE,
         text=True,
         env=env,
@@ -178,9 +179,10 @@ def main() -> None:
         "--paths", nargs="+", choices=PATHS, default=list(PATHS), help="which to run (default: all)"
     )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--answer", default=ANSWER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.delay)
+        serve(args.delay, args.answer)
         return
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     os.environ["OPENAI_API_KEY"] = "sk-fake-bench"  # litellm wants a key; the local server ignores it

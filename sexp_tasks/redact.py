@@ -63,13 +63,28 @@ def is_credential_name(name: str) -> bool:
 
 
 def credentials() -> list[str]:
-    """The values of the environment's credentials, longest first (so none is left half-masked)."""
+    """The values of the environment's credentials, longest first (so none is left half-masked).
+
+    Asked several times per model call and per stored step (a batch row asks ~5 times): judging
+    every name each time was most of a row's scrubbing. The answer is kept with the environment it
+    was read from, and read again when the environment has changed since (a set or deleted key)."""
+    raw = getattr(os.environ, "_data", None)  # CPython's encoded copy: compared without decoding
+    seen = tuple(raw.items()) if isinstance(raw, dict) else tuple(os.environ.items())
+    global _credentials_read
+    kept = _credentials_read
+    if kept is not None and kept[0] == seen:
+        return list(kept[1])
     values = {
         value
         for name, value in os.environ.items()
         if len(value) >= _SHORTEST_SECRET and is_credential_name(name)
     }
-    return sorted(values, key=len, reverse=True)
+    found = sorted(values, key=len, reverse=True)
+    _credentials_read = (seen, found)  # one assignment: threads see the old answer or the new
+    return list(found)
+
+
+_credentials_read: tuple[tuple[object, ...], list[str]] | None = None  # (environment, its credentials)
 
 
 def provider_key_set() -> bool:

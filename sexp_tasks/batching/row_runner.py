@@ -1,6 +1,7 @@
-"""Running one row of a batch: a Runtime of its own, recording into the batch's store, with the
-row in the global `row` and its inputs bound as globals (but those row_names.py keeps out);
-never raises for the user's errors (they become status "error").
+"""Running one row of a batch: in a Runtime as a new one would be (on threads, its worker's,
+reused: row_runtime.py), recording into the batch's store, with the row in the global `row` and
+its inputs bound as globals (but those row_names.py keeps out); never raises for the user's
+errors (they become status "error").
 
 What costs the same for every row is done once per process: the prelude is read once (see
 lang/prelude.py) and the templates once per batch (`BatchShare`);
@@ -75,13 +76,19 @@ class BatchShare:
 
 
 def run_row(
-    job: RowJob, store: Store, budget: CostBudget | None = None, share: BatchShare | None = None
+    job: RowJob,
+    store: Store,
+    budget: CostBudget | None = None,
+    share: BatchShare | None = None,
+    runtime_for: Callable[[Settings, dict[str, Any], bool], Runtime] | None = None,
 ) -> RowOutcome:
     """Run (or resume) job's row as its own recorded run in store, under the run id the batch
     chose, announcing nothing (the batch's own lines say what happens); how it ended.
 
     budget: the batch's shared budget (None: the row's own, from its settings' max_cost_usd);
-    share: the batch's templates and cassette in this process (None: made for this row alone).
+    share: the batch's templates and cassette in this process (None: made for this row alone);
+    runtime_for: (settings, as the job carries them, whether the budget is shared) -> the Runtime
+    to run the row in, as a new one would be (row_runtime.RowRuntimes.fresh); None: a new one.
     A row whose recorded run never began (the batch was killed just before) starts it afresh."""
     began = time.monotonic()
     status, value, error = "error", None, None
@@ -91,14 +98,17 @@ def run_row(
         settings = Settings(**job.settings)
         path = Path(job.program.path)
         share = share or BatchShare(settings, path)
-        runtime = Runtime(
-            settings,
-            sys.stderr,
-            sys.stderr,
-            load_templates=False,
-            library=share.library,
-            telemetry=share.telemetry,
-        )
+        if runtime_for is not None:
+            runtime = runtime_for(settings, job.settings, budget is not None)
+        else:
+            runtime = Runtime(
+                settings,
+                sys.stderr,
+                sys.stderr,
+                load_templates=False,
+                library=share.library,
+                telemetry=share.telemetry,
+            )
         for name, given in job.inputs.items():
             if name not in job.unbound:
                 runtime.define(name, given)

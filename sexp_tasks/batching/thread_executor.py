@@ -3,7 +3,8 @@
 `concurrency` threads (each with a large C stack, as pmap's) share one cursor over the jobs,
 taking the next only when they are free, so at most `concurrency` rows are in flight and the
 jobs are read no faster than rows finish. Each row records into the driver's one store (its
-connection is shared behind a lock) and reserves from the batch's one budget.
+connection is shared, its writes committed in groups: runs/store.py) and reserves from the
+batch's one budget; each thread runs its rows in one Runtime, reused (row_runtime.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..handler.cost import CostBudget
 from ..lang.deepstack import STACK_BYTES, raise_interrupt_in, start_thread
 from ..runs.store import Store
 from .row_runner import BatchShare, run_row
+from .row_runtime import RowRuntimes
 from .rows import RowJob, RowOutcome
 
 WAIT_STEP = 0.1  # seconds between checks while waiting, so that Ctrl-C reaches the driver
@@ -40,6 +42,8 @@ class ThreadExecutor:
         self.store = store
         self.budget = budget
         self.share = share
+        # each worker thread's Runtime, reused for its next rows (row_runtime.py)
+        self.runtimes = RowRuntimes(share) if share is not None else None
         self._lock = threading.Lock()
         self._stopped = False
         self._working: set[threading.Thread] = set()
@@ -73,7 +77,8 @@ class ThreadExecutor:
                     with self._lock:
                         self._working.add(me)
                     try:
-                        outcome = run_row(job, self.store, self.budget, self.share)
+                        fresh = self.runtimes.fresh if self.runtimes is not None else None
+                        outcome = run_row(job, self.store, self.budget, self.share, fresh)
                     finally:
                         with self._lock:
                             self._working.discard(me)

@@ -38,6 +38,19 @@ class GlobalEnvironment:
         """Bind name globally."""
         self.values[name] = value
 
+    def saved(self) -> tuple[dict[str, Value], dict[str, Node]]:
+        """The bindings now (and the library definitions not compiled yet), for `restore`."""
+        return dict(self.values), dict(self.pending)
+
+    def restore(self, saved: tuple[dict[str, Value], dict[str, Node]]) -> None:
+        """Bind exactly what was bound when saved was taken: what was defined since is forgotten,
+        what was redefined is bound again. In place: compiled code holds these very tables."""
+        values, pending = saved
+        self.values.clear()
+        self.values.update(values)
+        self.pending.clear()
+        self.pending.update(pending)
+
     def missing(self, name: str, span: Span | None, scope: Scope | None) -> Value:
         """The value of a name no definition binds: a resolver's, else a NameError with suggestions
         (a FormError for a special form's name: it has no value to give)."""

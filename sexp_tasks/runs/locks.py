@@ -3,10 +3,12 @@ named for the run in the store's `.locks` directory. The OS drops the lock when 
 even by kill -9, which is how a run whose row says `running` is known to be interrupted.
 
 A lock file lives only while its run does: its holder deletes it as it lets go, and a file left by
-a process that died (nobody holds its lock) is swept by the next process that takes a lock, or by
-`sexp runs --prune`. Deleting is safe because a file is only ever deleted by a process holding its
-exclusive lock, and a process that locked a file checks that the name still leads to that file
-(a sweep may have deleted it in between) before it counts the lock as held.
+a process that died (nobody holds its lock) is swept by the next process that takes a lock (a
+process sweeps a store's locks once, as it takes its first: a batch takes one per row, and
+sweeping each time tried every lock of the rows in flight), or by `sexp runs --prune`. Deleting
+is safe because a file is only ever deleted by a process holding its exclusive lock, and a process
+that locked a file checks that the name still leads to that file (a sweep may have deleted it in
+between) before it counts the lock as held.
 """
 
 from __future__ import annotations
@@ -47,16 +49,22 @@ def _let_go(path: Path, handle: IO[bytes], owner: int) -> None:
     handle.close()
 
 
+_swept: set[tuple[int, str]] = set()  # (process, locks directory) swept already: see hold
+
+
 def valid_name(name: str) -> bool:
     return bool(name) and "/" not in name and "\0" not in name and name not in (".", "..")
 
 
 def hold(locks: Path, name: str) -> RunLock:
     """An exclusive lock on name; StoreError when another live process holds it. Stale lock files
-    of dead processes are swept first."""
+    of dead processes are swept first, the first time this process takes a lock in locks."""
     if not valid_name(name):
         raise StoreError(f"cannot lock run {name!r}: not a run id")
-    sweep(locks)
+    key = (os.getpid(), str(locks))
+    if key not in _swept:
+        sweep(locks)
+        _swept.add(key)
     deadline = time.monotonic() + PATIENCE_SECONDS
     while True:
         held = try_hold(locks, name)

@@ -173,6 +173,20 @@ class TaskSystem:
         """Offer a Python function to models as a tool (Session.tool); it replaces one so named."""
         self.python_tools[tool.name] = tool
 
+    def start_afresh(self, library: TaskLibrary) -> None:
+        """Forget what the runs so far left in this task system, as a new one would hold nothing
+        of them (a batch's Runtime reused for its thread's next row): library is the templates
+        from now on (a fresh copy of the batch's: no defatom of an earlier row), and the tasks
+        made of templates, this session's history, the warnings shown, the mock replies read and
+        the answer cache start again."""
+        self.library = library
+        self._tasks = {}
+        self._services = None
+        self._history = History()
+        self._warned = set()
+        self._mock = read_mock_script(self.settings, self._warn)
+        self.answer_cache = answer_cache(self)
+
     def use_settings(self, settings: Settings) -> None:
         """The settings of the task calls to come (the REPL's `:model`); what was built from the
         first ones (the library, the mock replies) keeps them."""
