@@ -60,6 +60,9 @@ RowRunner = Callable[..., RowOutcome]  # (job, store, budget, share): run_row
 RETRIES = 1  # how many times a row whose worker died is run again
 WAIT_SLICE_SECONDS = 0.2  # how long the driver waits for an outcome before it looks at signals
 DIRECT_STORE = True  # workers on the driver's machine open the store file (tests turn it off)
+# The credentials start_local_ray kept out of the local Ray it started in this process (None: it
+# started none, or kept them): an executor using that Ray hands them to its row workers.
+_kept_out: dict[str, str] | None = None
 
 
 class StoreKeeper:
@@ -212,6 +215,8 @@ class RayExecutor:
         self._budget: tuple[Any, float] | None = None  # (the BudgetKeeper, the limit) rows reserve from
         if not ray.is_initialized():  # connect now: a cluster that cannot be reached is no batch
             self._init_ray()
+        elif _kept_out is not None:  # start_local_ray's, started without the keys: hand them over
+            self._credentials = credentials()
 
     # Starting ---------------------------------------------------------------------------
     def _start(self, concurrency: int) -> None:
@@ -340,8 +345,9 @@ class RayExecutor:
         # Actors end when their last handle goes (ray.kill may wait on one that is starting).
         self._actors, self._keeper, self._programs, self._budget = [], None, {}, None
         if self._owned and ray.is_initialized():
+            global _kept_out
             ray.shutdown()
-            self._owned = False
+            self._owned, _kept_out = False, None
 
 
 def start_local_ray(cpus: int, keep_credentials: bool = False) -> None:
@@ -351,8 +357,10 @@ def start_local_ray(cpus: int, keep_credentials: bool = False) -> None:
     process imports (its sys.path, so a checkout run without installing works too). Its processes
     start without this process's credentials unless keep_credentials (a stand-in for a cluster
     whose machines have the keys)."""
+    global _kept_out
     logging.getLogger("ray").setLevel(logging.ERROR)
     away = {} if keep_credentials else credentials()
+    _kept_out = away or None
     for name in away:  # unset while Ray starts its processes, which copy this environment
         del os.environ[name]
     try:
