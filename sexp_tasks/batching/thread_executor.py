@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from ..handler.cost import CostBudget
 from ..lang.deepstack import STACK_BYTES, raise_interrupt_in, start_thread
 from ..runs.store import Store
+from . import row_output
 from .row_runner import BatchShare, run_row
 from .rows import RowJob, RowOutcome
 
@@ -45,7 +46,12 @@ class ThreadExecutor:
         self._working: set[threading.Thread] = set()
 
     def run(self, jobs: Iterator[RowJob], concurrency: int) -> Iterator[RowOutcome]:
-        """Each job's outcome, in the order rows finish."""
+        """Each job's outcome, in the order rows finish; what rows print reaches stderr, each line
+        labelled with its row (row_output.py)."""
+        with row_output.routed():
+            yield from self._run(jobs, concurrency)
+
+    def _run(self, jobs: Iterator[RowJob], concurrency: int) -> Iterator[RowOutcome]:
         done: queue.Queue[RowOutcome | _Finished] = queue.Queue()
         workers = self._start(jobs, concurrency, done)
         running = len(workers)
@@ -73,7 +79,8 @@ class ThreadExecutor:
                     with self._lock:
                         self._working.add(me)
                     try:
-                        outcome = run_row(job, self.store, self.budget, self.share)
+                        with row_output.labelled(job.index):
+                            outcome = run_row(job, self.store, self.budget, self.share)
                     finally:
                         with self._lock:
                             self._working.discard(me)
