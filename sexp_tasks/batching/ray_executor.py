@@ -10,9 +10,14 @@ batch asks for Ray (cli/startup.py). What runs where:
   answers (started only when the cluster has other nodes). Partial rows resume on Ray as they do
   on threads.
 - Rows run in `workers` row-worker actors (one process each, one CPU each), every one running up
-  to ceil(concurrency / workers) rows at once on threads: a row spends its time waiting for a
-  model, so a process per row in flight would only cost memory. The program text, its templates
-  and the row's inputs travel with each row (the program once per worker, through the object store).
+  to ceil(concurrency / workers) rows at once on threads of its own: a row spends its time waiting
+  for a model, so a process per row in flight would only cost memory. Rows travel in chunks: each
+  worker has one `exchange` call in flight, which carries the rows it is to start and returns the
+  rows that ended meanwhile (an actor call per row cost more CPU, across the driver, the worker
+  and Ray, than the row's own work). The program text and its templates go to each worker once,
+  through the object store; each row carries its inputs.
+- What a row prints is labelled and sent back with the exchange (row_output.py), and written to
+  the driver's stderr, as rows on threads write theirs.
 - With --max-cost, every row's calls reserve from one `BudgetKeeper` actor on the driver's node
   (shared_budget.py), as rows on threads share the driver's budget.
 - A worker process that dies (killed, out of memory) fails only the rows it was running: each is
@@ -20,11 +25,12 @@ batch asks for Ray (cli/startup.py). What runs where:
   second time ends as an "error" row.
 
 A local Ray (no --ray-address, no RAY_ADDRESS) is started for the batch, quietly (no dashboard, no
-log forwarding, no raylet notices), with the driver's sys.path, and shut down by close(); a Ray
+Ray log forwarding, no raylet notices), with the driver's sys.path, and shut down by close(); a Ray
 this process already started (`ray.init()` before `sexp_tasks.batch(...)`) is used as it is. Its
 processes start without the driver's credentials, which a row's script could read in their
 /proc/<pid>/environ: each row worker is handed them, sets them after its start and closes itself
-to other processes (redact.py). A cluster's workers have their own keys.
+to other processes (redact.py); so are those of a local Ray start_local_ray started without them
+(bench/batch.py's). A cluster's workers have their own keys.
 """
 
 from __future__ import annotations
@@ -425,7 +431,8 @@ class RayExecutor:
 
 def start_local_ray(cpus: int, keep_credentials: bool = False) -> None:
     """A local Ray of `cpus` CPUs for this process, started quietly: no dashboard, no log
-    forwarding (a row's print output is not the batch's), the driver's logging left as it is and
+    forwarding (Ray's worker logs are not the batch's: rows' print output comes with their
+    exchanges), the driver's logging left as it is and
     ray's own notices (token authentication...) kept off stderr; its workers import what this
     process imports (its sys.path, so a checkout run without installing works too). Its processes
     start without this process's credentials unless keep_credentials (a stand-in for a cluster
