@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,8 +88,12 @@ def napping_runner(job: RowJob, store: Any, budget: Any, share: Any) -> RowOutco
     its worker the first time it runs."""
     if job.inputs.get("die") and not job.resuming:
         os.kill(os.getpid(), signal.SIGKILL)
+    if job.inputs.get("boom"):
+        raise SystemExit("boom")
     time.sleep(job.inputs.get("nap", 0.0))
     print("napped", job.inputs["x"])
+    if job.inputs.get("unpicklable"):  # its exchange cannot return it
+        return RowOutcome(job.index, "ok", threading.Lock(), None, job.run_id, 0, 0.0, 0.0)
     return RowOutcome(
         job.index, "ok", {"resumed": job.resuming, "pid": os.getpid()}, None, job.run_id, 0, 0.0, 0.0
     )
@@ -176,3 +181,20 @@ def test_a_ray_row_s_print_and_model_call_on_a_ray_started_without_the_keys(
     assert labelled_lines(done.stderr) == ["row 0: row says a", "row 1: row says b"]
     sent = [{name.lower(): value for name, value in request.headers.items()} for request in server.requests]
     assert {headers.get("authorization") for headers in sent} == {"Bearer sk-fake-ray-output"}
+
+
+def test_a_row_that_breaks_its_runner_or_its_exchange_fails_alone(local_ray: None, tmp_path: Path) -> None:
+    """A row whose runner raises (a bug: run_row reports a program's errors) is an error row and its
+    worker goes on; a row whose outcome cannot travel back fails its exchange: its worker's rows
+    fail, a new worker runs the next ones."""
+    (tmp_path / "p.sexp").write_text("x\n")
+    data = [{"x": 0}, {"x": 1, "boom": True}, {"x": 2}, {"x": 3, "unpicklable": True}, {"x": 4}]
+    executor = RayExecutor(None, tmp_path / "runs.db", workers=1, runner=napping_runner)
+    try:
+        ended = {outcome.index: outcome for outcome in executor.run(jobs(tmp_path, data, []), 1)}
+    finally:
+        executor.close()
+    assert [ended[i].status for i in range(5)] == ["ok", "error", "ok", "error", "ok"]
+    assert "p.sexp: error: the row failed on Ray: boom" in str(ended[1].error)
+    assert "the row failed on Ray: " in str(ended[3].error)
+    assert ended[0].value["pid"] == ended[2].value["pid"] != ended[4].value["pid"]

@@ -211,7 +211,8 @@ class RowWorker:
             try:
                 with row_output.labelled(job.index):
                     outcome = self.runner(job, self.store, self.budget, self.share)
-            except Exception as err:  # a bug (run_row reports a row's own errors): the row's
+            except BaseException as err:  # a bug (run_row reports a row's own errors): the row's,
+                # and this thread goes on (a row that never ended would hold its exchange forever)
                 outcome = _error_outcome(job, f"the row failed on Ray: {_cause(err)}", began)
             with self.changed:
                 self.ended.append(outcome)
