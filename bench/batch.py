@@ -142,11 +142,13 @@ def one(executor: str, rows: int, concurrency: int, base_url: str) -> dict[str, 
             program, data, work / "out.jsonl", concurrency, "ray" if executor.startswith("ray") else "threads"
         )
         tree, began, cpu = TreeCPU(), time.perf_counter(), time.process_time()
-        summary = run_batch(options, settings, io.StringIO())
-        ok = summary.ok
+        run_batch(options, settings, io.StringIO())
     seconds = time.perf_counter() - began
     driver = time.process_time() - cpu - tree.own
     children = tree.stop()
+    if executor != "bare":  # rows whose call was answered: a failed call (no key) is an "ok" row here
+        answers = [json.loads(line)["value"] for line in (work / "out.jsonl").read_text().splitlines()]
+        ok = answers.count("bench answer")
     return {
         "seconds": seconds,
         "ok": ok,

@@ -10,9 +10,14 @@ batch asks for Ray (cli/startup.py). What runs where:
   answers (started only when the cluster has other nodes). Partial rows resume on Ray as they do
   on threads.
 - Rows run in `workers` row-worker actors (one process each, one CPU each), every one running up
-  to ceil(concurrency / workers) rows at once on threads: a row spends its time waiting for a
-  model, so a process per row in flight would only cost memory. The program text, its templates
-  and the row's inputs travel with each row (the program once per worker, through the object store).
+  to ceil(concurrency / workers) rows at once on threads of its own: a row spends its time waiting
+  for a model, so a process per row in flight would only cost memory. Rows travel in chunks: each
+  worker has one `exchange` call in flight, which carries the rows it is to start and returns the
+  rows that ended meanwhile (an actor call per row cost more CPU, across the driver, the worker
+  and Ray, than the row's own work). The program text and its templates go to each worker once,
+  through the object store; each row carries its inputs.
+- What a row prints is labelled and sent back with the exchange (row_output.py), and written to
+  the driver's stderr, as rows on threads write theirs.
 - With --max-cost, every row's calls reserve from one `BudgetKeeper` actor on the driver's node
   (shared_budget.py), as rows on threads share the driver's budget.
 - A worker process that dies (killed, out of memory) fails only the rows it was running: each is
@@ -20,11 +25,12 @@ batch asks for Ray (cli/startup.py). What runs where:
   second time ends as an "error" row.
 
 A local Ray (no --ray-address, no RAY_ADDRESS) is started for the batch, quietly (no dashboard, no
-log forwarding, no raylet notices), with the driver's sys.path, and shut down by close(); a Ray
+Ray log forwarding, no raylet notices), with the driver's sys.path, and shut down by close(); a Ray
 this process already started (`ray.init()` before `sexp_tasks.batch(...)`) is used as it is. Its
 processes start without the driver's credentials, which a row's script could read in their
 /proc/<pid>/environ: each row worker is handed them, sets them after its start and closes itself
-to other processes (redact.py). A cluster's workers have their own keys.
+to other processes (redact.py); so are those of a local Ray start_local_ray started without them
+(bench/batch.py's). A cluster's workers have their own keys.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import dataclasses
 import logging
 import math
 import os
+import queue
 import sys
 import threading
 import time
@@ -48,8 +55,10 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from ..diagnostics import error_line
 from ..errors import BatchError, SexpError, StoreError
 from ..handler.cost import CostBudget
+from ..lang.deepstack import start_deep_thread
 from ..redact import hide_credentials_from_other_processes, is_credential_name
 from ..runs.store import Store
+from . import row_output
 from .cluster_address import probe
 from .row_runner import BatchShare, run_row
 from .rows import RowJob, RowOutcome
@@ -59,7 +68,11 @@ from .shipping import pack, unpack
 RowRunner = Callable[..., RowOutcome]  # (job, store, budget, share): run_row
 RETRIES = 1  # how many times a row whose worker died is run again
 WAIT_SLICE_SECONDS = 0.2  # how long the driver waits for an outcome before it looks at signals
+GATHER_SECONDS = 0.005  # how long a worker lets rows ending together gather before it hands them back
 DIRECT_STORE = True  # workers on the driver's machine open the store file (tests turn it off)
+# The credentials start_local_ray kept out of the local Ray it started in this process (None: it
+# started none, or kept them): an executor using that Ray hands them to its row workers.
+_kept_out: dict[str, str] | None = None
 
 
 class StoreKeeper:
@@ -134,7 +147,8 @@ class StoreProxy:
 
 
 class RowWorker:
-    """One worker process: runs the rows it is given, each on a thread of its own (max_concurrency)."""
+    """One worker process: runs the rows it is handed on `threads` threads of its own, and hands
+    back the rows that ended and the lines rows printed (row_output.py), a chunk at a time."""
 
     def __init__(
         self,
@@ -144,6 +158,7 @@ class RowWorker:
         driver_node: str | None,
         credentials: dict[str, str] | None = None,
         budget: tuple[Any, float] | None = None,  # the BudgetKeeper and the batch's limit
+        threads: int = 1,
     ) -> None:
         if credentials:  # set now: not in the environment /proc shows, and this process closed to others
             os.environ.update(credentials)
@@ -158,28 +173,73 @@ class RowWorker:
         self.programs: dict[str, tuple[Any, dict[str, Any]]] = {}  # unpacked bundles by ref
         self.share: BatchShare | None = None  # the batch's templates and cassette in this process
         self.lock = threading.Lock()
+        self.todo: queue.Queue[RowJob] = queue.Queue()
+        self.changed = threading.Condition()  # a row ended, or printed a line
+        self.ended: list[RowOutcome] = []
+        self.printed: list[str] = []
+        self.routing = row_output.routed(self._printed)  # for the process's life: it serves one batch
+        self.routing.__enter__()
+        for number in range(threads):
+            start_deep_thread(self._work, f"sexp-row-{number}")
 
-    def run(self, job: RowJob, program: list[Any]) -> RowOutcome:
-        """Run one row; `program` is [the ref of the row's packed ProgramBundle] (in a list, Ray
-        hands the ref over as it is, and each worker fetches and unpacks a bundle once)."""
-        key = program[0].hex()
-        with self.lock:
+    def exchange(self, chunk: list[RowJob], program: list[Any]) -> tuple[list[RowOutcome], list[str]]:
+        """Start chunk's rows (all of one program: [the ref of its packed ProgramBundle], in a
+        list so that Ray hands the ref over as it is; each bundle is fetched and unpacked once);
+        then, once a row of this worker ended or printed, the rows that ended since the last
+        exchange and the lines printed meanwhile."""
+        if chunk:
+            key = program[0].hex()
             if key not in self.programs:
                 self.programs[key] = unpack(ray.get(program[0]))
             bundle, changes = self.programs[key]
-        job = dataclasses.replace(job, program=bundle, settings={**job.settings, **changes})
-        with self.lock:  # read once, by the first row: a worker serves one batch
-            self.share = self.share or BatchShare.for_row(job)
-        return self.runner(job, self.store, self.budget, self.share)
+            for job in chunk:
+                self.todo.put(dataclasses.replace(job, program=bundle, settings={**job.settings, **changes}))
+        with self.changed:
+            self.changed.wait_for(lambda: self.ended or self.printed)
+        time.sleep(GATHER_SECONDS)  # rows ending together travel together
+        with self.changed:
+            ended, self.ended = self.ended, []
+            printed, self.printed = self.printed, []
+        return ended, printed
+
+    def _work(self) -> None:
+        while True:
+            job = self.todo.get()
+            began = time.monotonic()
+            with self.lock:  # made once, by the first row: a worker serves one batch
+                self.share = self.share or BatchShare.for_row(job)
+            try:
+                with row_output.labelled(job.index):
+                    outcome = self.runner(job, self.store, self.budget, self.share)
+            except BaseException as err:  # a bug (run_row reports a row's own errors): the row's,
+                # and this thread goes on (a row that never ended would hold its exchange forever)
+                outcome = _error_outcome(job, f"the row failed on Ray: {_cause(err)}", began)
+            with self.changed:
+                self.ended.append(outcome)
+                self.changed.notify_all()
+
+    def _printed(self, line: str) -> None:
+        with self.changed:
+            self.printed.append(line)
+            self.changed.notify_all()
 
 
 @dataclasses.dataclass
 class _Flight:
     job: RowJob
-    worker: int  # the slot in RayExecutor._actors
-    actor: Any  # the worker actor that slot held when the row was sent
     attempt: int
     started: float
+
+
+@dataclasses.dataclass
+class _Slot:
+    """A row worker as the driver sees it: the actor (None once it died: a new one is started
+    when rows are sent), its rows in flight by index, its exchange in flight, rows to run again."""
+
+    actor: Any = None
+    rows: dict[int, _Flight] = dataclasses.field(default_factory=dict)
+    call: Any = None
+    again: list[_Flight] = dataclasses.field(default_factory=list)
 
 
 class RayExecutor:
@@ -203,8 +263,9 @@ class RayExecutor:
         self.runner = runner
         self._owned = False  # whether this executor started Ray (and so shuts it down)
         self._keeper: Any = None
-        self._actors: list[Any] = []  # the row workers
+        self._slots: list[_Slot] = []  # the row workers
         self._worker_class: Any = None
+        self._threads = 1  # rows each worker runs at once
         self._node: str | None = None  # the driver's Ray node
         self._programs: dict[int, Any] = {}  # id(ProgramBundle) -> (bundle, its ref)
         self._credentials: dict[str, str] | None = None  # what the workers of a local Ray are handed
@@ -212,6 +273,8 @@ class RayExecutor:
         self._budget: tuple[Any, float] | None = None  # (the BudgetKeeper, the limit) rows reserve from
         if not ray.is_initialized():  # connect now: a cluster that cannot be reached is no batch
             self._init_ray()
+        elif _kept_out is not None:  # start_local_ray's, started without the keys: hand them over
+            self._credentials = credentials()
 
     # Starting ---------------------------------------------------------------------------
     def _start(self, concurrency: int) -> None:
@@ -237,15 +300,15 @@ class RayExecutor:
             self._budget = (keeper.remote(self.budget.limit, self.budget.spent), self.budget.limit)
         workers = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         workers = max(1, min(workers, concurrency))
-        self._worker_class = ray.remote(RowWorker).options(
-            num_cpus=1, max_concurrency=math.ceil(concurrency / workers), max_restarts=0
-        )
-        self._actors = [self._new_worker() for _ in range(workers)]
+        # A worker runs its rows on threads of its own; its actor calls are one exchange at a time
+        self._worker_class = ray.remote(RowWorker).options(num_cpus=1, max_concurrency=2, max_restarts=0)
+        self._threads = math.ceil(concurrency / workers)
+        self._slots = [_Slot(self._new_worker()) for _ in range(workers)]
 
     def _new_worker(self) -> Any:
         node = self._node if DIRECT_STORE else None
         return self._worker_class.remote(
-            self._keeper, self.store_path, self.runner, node, self._credentials, self._budget
+            self._keeper, self.store_path, self.runner, node, self._credentials, self._budget, self._threads
         )
 
     def _init_ray(self) -> None:
@@ -274,85 +337,111 @@ class RayExecutor:
 
     # Running ----------------------------------------------------------------------------
     def run(self, jobs: Iterator[RowJob], concurrency: int) -> Iterator[RowOutcome]:
-        """Each job's outcome, in completion order, with at most `concurrency` rows in flight;
-        the next job is taken only once an outcome has been handed on (so a budget the caller
-        checks between outcomes sees every finished row)."""
+        """Each job's outcome, in completion order, with at most `concurrency` rows in flight
+        (each worker at most its share); the next jobs are taken only once the outcomes at hand
+        have been handed on (so a budget the caller checks between outcomes sees every finished
+        row). Rows travel to a worker and back in chunks: one exchange per worker in flight, which
+        carries the rows it is to start and returns once some of its rows ended."""
         self._start(concurrency)
-        pending: dict[Any, _Flight] = {}
-        load = [0] * len(self._actors)
+        slots = self._slots
+        share = math.ceil(concurrency / len(slots))
         source = iter(jobs)
-        more = True
+        room = [concurrency]  # rows that may still be started
         while True:
-            while more and len(pending) < concurrency:
-                job = next(source, None)
-                if job is None:
-                    more = False
-                else:
-                    self._submit(pending, load, job, 0, time.monotonic())
-            if not pending:
+            for slot in slots:
+                if slot.call is None:
+                    self._send(slot, self._take(slot, source, share, room))
+            calls = {slot.call: slot for slot in slots if slot.call is not None}
+            if not calls:
                 return
-            ready = _first_ready(list(pending))
-            flight = pending.pop(ready)
-            load[flight.worker] -= 1
-            try:
-                outcome = ray.get(ready)
-            except (RayActorError, WorkerCrashedError) as err:
-                if self._actors[flight.worker] is flight.actor:  # the first of its rows to say so
-                    self._actors[flight.worker] = None  # a new worker is started when a row needs it
+            ready = _first_ready(list(calls))
+            slot = calls[ready]
+            slot.call = None
+            for outcome in self._collect(slot, ready):
+                room[0] += 1
+                yield outcome
+
+    def _take(self, slot: _Slot, source: Iterator[RowJob], share: int, room: list[int]) -> list[_Flight]:
+        """The rows to start on slot's worker now: its rows to run again, then new jobs while it and
+        the batch have room."""
+        chunk, slot.again = slot.again, []
+        while room[0] > 0 and len(slot.rows) + len(chunk) < share:
+            job = next(source, None)
+            if job is None:
+                break
+            room[0] -= 1
+            chunk.append(_Flight(job, 0, time.monotonic()))
+        return chunk
+
+    def _send(self, slot: _Slot, chunk: list[_Flight]) -> None:
+        """An exchange with slot's worker (started when it has none) starting chunk's rows; none
+        when the worker has no rows to run or wait for."""
+        if not chunk and not slot.rows:
+            return
+        if slot.actor is None:
+            slot.actor = self._new_worker()
+        programs: dict[int, list[_Flight]] = {}  # in practice one, the batch's
+        for flight in chunk:
+            programs.setdefault(id(flight.job.program), []).append(flight)
+        first, *others = list(programs.values()) or [[]]
+        slot.again = [flight for group in others for flight in group]  # an exchange carries one program
+        for flight in first:
+            slot.rows[flight.job.index] = flight
+        program = self._program_ref(first[0].job) if first else []
+        slot.call = slot.actor.exchange.remote([_light(flight.job) for flight in first], program)
+
+    def _collect(self, slot: _Slot, ready: Any) -> list[RowOutcome]:
+        """The rows that ended in slot's exchange `ready` (the lines they printed written to this
+        process's stderr); when its worker died, every row it was running is run again once (on
+        a new worker, resuming its recorded run) or ends as an error."""
+        try:
+            ended, printed = ray.get(ready)
+        except (RayActorError, WorkerCrashedError) as err:
+            slot.actor = None  # a new worker is started when rows are sent
+            lost, slot.rows = list(slot.rows.values()), {}
+            failed = []
+            for flight in lost:
                 if flight.attempt < RETRIES:  # resumed (started afresh if its run never began)
                     again = dataclasses.replace(flight.job, resuming=True)
-                    self._submit(pending, load, again, flight.attempt + 1, flight.started)
-                    continue
-                outcome = self._failed(
-                    flight,
-                    f"the Ray worker running this row died ({_cause(err)}) and again after {RETRIES} retry",
-                )
-            except RayError as err:
-                outcome = self._failed(flight, f"the row failed on Ray: {_cause(err)}")
-            yield outcome
-
-    def _submit(
-        self, pending: dict[Any, _Flight], load: list[int], job: RowJob, attempt: int, began: float
-    ) -> None:
-        worker = min(range(len(load)), key=load.__getitem__)
-        load[worker] += 1
-        program = self._program_ref(job)
-        light = dataclasses.replace(job, program=None)  # type: ignore[arg-type]  # sent by ref
-        actor = self._actors[worker]
-        if actor is None:
-            actor = self._actors[worker] = self._new_worker()
-        pending[actor.run.remote(light, program)] = _Flight(job, worker, actor, attempt, began)
-
-    def _failed(self, flight: _Flight, message: str) -> RowOutcome:
-        return RowOutcome(
-            index=flight.job.index,
-            status="error",
-            value=None,
-            error=error_line(message, flight.job.program.path),
-            run_id=flight.job.run_id,
-            tokens=0,
-            cost_usd=0.0,
-            seconds=round(time.monotonic() - flight.started, 3),
-        )
+                    slot.again.append(_Flight(again, flight.attempt + 1, flight.started))
+                else:
+                    cause = f"died ({_cause(err)}) and again after {RETRIES} retry"
+                    failed.append(
+                        _error_outcome(flight.job, f"the Ray worker running this row {cause}", flight.started)
+                    )
+            return failed
+        except RayError as err:  # a bug: the worker's rows fail, and it is let go
+            slot.actor, lost, slot.rows = None, list(slot.rows.values()), {}
+            return [_error_outcome(f.job, f"the row failed on Ray: {_cause(err)}", f.started) for f in lost]
+        if printed:
+            sys.stderr.write("".join(printed))
+            sys.stderr.flush()
+        for outcome in ended:
+            slot.rows.pop(outcome.index, None)
+        return ended
 
     def close(self) -> None:
         """Stop the batch's workers and keeper; shut down the local Ray this executor started."""
         # Actors end when their last handle goes (ray.kill may wait on one that is starting).
-        self._actors, self._keeper, self._programs, self._budget = [], None, {}, None
+        self._slots, self._keeper, self._programs, self._budget = [], None, {}, None
         if self._owned and ray.is_initialized():
+            global _kept_out
             ray.shutdown()
-            self._owned = False
+            self._owned, _kept_out = False, None
 
 
 def start_local_ray(cpus: int, keep_credentials: bool = False) -> None:
     """A local Ray of `cpus` CPUs for this process, started quietly: no dashboard, no log
-    forwarding (a row's print output is not the batch's), the driver's logging left as it is and
+    forwarding (Ray's worker logs are not the batch's: rows' print output comes with their
+    exchanges), the driver's logging left as it is and
     ray's own notices (token authentication...) kept off stderr; its workers import what this
     process imports (its sys.path, so a checkout run without installing works too). Its processes
     start without this process's credentials unless keep_credentials (a stand-in for a cluster
     whose machines have the keys)."""
+    global _kept_out
     logging.getLogger("ray").setLevel(logging.ERROR)
     away = {} if keep_credentials else credentials()
+    _kept_out = away or None
     for name in away:  # unset while Ray starts its processes, which copy this environment
         del os.environ[name]
     try:
@@ -366,6 +455,25 @@ def start_local_ray(cpus: int, keep_credentials: bool = False) -> None:
         )
     finally:
         os.environ.update(away)
+
+
+def _light(job: RowJob) -> RowJob:
+    """job without its program (sent once, by ref)."""
+    return dataclasses.replace(job, program=None)  # type: ignore[arg-type]
+
+
+def _error_outcome(job: RowJob, message: str, started: float) -> RowOutcome:
+    """job's row ended as an error, with message, at the program's file."""
+    return RowOutcome(
+        index=job.index,
+        status="error",
+        value=None,
+        error=error_line(message, job.program.path),
+        run_id=job.run_id,
+        tokens=0,
+        cost_usd=0.0,
+        seconds=round(time.monotonic() - started, 3),
+    )
 
 
 def credentials() -> dict[str, str]:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from ..handler.cost import CostBudget
 from ..lang.deepstack import STACK_BYTES, raise_interrupt_in, start_thread
 from ..runs.store import Store
+from . import row_output
 from .row_runner import BatchShare, run_row
 from .row_runtime import RowRuntimes
 from .rows import RowJob, RowOutcome
@@ -49,7 +50,12 @@ class ThreadExecutor:
         self._working: set[threading.Thread] = set()
 
     def run(self, jobs: Iterator[RowJob], concurrency: int) -> Iterator[RowOutcome]:
-        """Each job's outcome, in the order rows finish."""
+        """Each job's outcome, in the order rows finish; what rows print reaches stderr, each line
+        labelled with its row (row_output.py)."""
+        with row_output.routed():
+            yield from self._run(jobs, concurrency)
+
+    def _run(self, jobs: Iterator[RowJob], concurrency: int) -> Iterator[RowOutcome]:
         done: queue.Queue[RowOutcome | _Finished] = queue.Queue()
         workers = self._start(jobs, concurrency, done)
         running = len(workers)
@@ -78,7 +84,8 @@ class ThreadExecutor:
                         self._working.add(me)
                     try:
                         fresh = self.runtimes.fresh if self.runtimes is not None else None
-                        outcome = run_row(job, self.store, self.budget, self.share, fresh)
+                        with row_output.labelled(job.index):
+                            outcome = run_row(job, self.store, self.budget, self.share, fresh)
                     finally:
                         with self._lock:
                             self._working.discard(me)
