@@ -1,5 +1,5 @@
-"""The store's group commit (runs/store.py): writes from many threads go in together, each
-writer returns only once its write is committed, and a write that fails fails alone."""
+"""The store's group commit (runs/group_commit.py): writes from many threads go in together,
+each writer returns only once its write is committed, and a write that fails fails alone."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _queued_behind_a_commit(store: Store, writes: Writes) -> dict[str, BaseExcep
     with store._lock:  # the first writer commits alone, once this is let go; the others queue behind it
         for thread in threads:
             thread.start()
-        wait_for(lambda: len(store._queue) >= len(writes) - 1, scaled(10), "the writers to queue")
+        wait_for(lambda: len(store._commits.queue) >= len(writes) - 1, scaled(10), "the writers to queue")
     for thread in threads:
         thread.join(scaled(10))
     return raised
@@ -50,13 +50,13 @@ def _queued_behind_a_commit(store: Store, writes: Writes) -> dict[str, BaseExcep
 def test_many_threads_writes_are_all_committed_in_fewer_transactions(tmp_path: Path) -> None:
     store = Store(tmp_path / "runs.db")
     groups: list[int] = []
-    run_group = store._run_group
+    run_group = store._commits.run_group
 
     def counted(group: list) -> None:  # type: ignore[type-arg]
         groups.append(len(group))
         run_group(group)
 
-    store._run_group = counted  # type: ignore[method-assign]
+    store._commits.run_group = counted
 
     def writer(worker: int) -> None:
         for step in range(25):
@@ -108,7 +108,7 @@ def test_a_writer_interrupted_while_committing_leaves_the_others_writes_to_the_n
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = Store(tmp_path / "runs.db")
-    run_group = store._run_group
+    run_group = store._commits.run_group
     interrupted = threading.Event()
 
     def interrupt_the_first(group: list) -> None:  # type: ignore[type-arg]
@@ -117,7 +117,7 @@ def test_a_writer_interrupted_while_committing_leaves_the_others_writes_to_the_n
             raise KeyboardInterrupt  # Ctrl-C landing in the committer, before its transaction
         run_group(group)
 
-    store._run_group = interrupt_the_first  # type: ignore[method-assign]
+    store._commits.run_group = interrupt_the_first
     writes: Writes = [("zero", lambda: store.write(INSERT, ("zero",)))]
     writes += [("first", lambda: store.write(INSERT, ("first",)))]
     writes += [(f"w{i}", lambda i=i: store.write(INSERT, (f"w{i}",))) for i in range(5)]
@@ -133,12 +133,13 @@ def test_a_writer_interrupted_while_committing_leaves_the_others_writes_to_the_n
     threads = [threading.Thread(target=writer, args=item) for item in writes]
     with store._lock:  # zero commits alone once this is let go; first leads the group after it
         threads[0].start()
-        wait_for(lambda: store._leader is not None and not store._queue, scaled(10), "zero to commit")
+        commits = store._commits
+        wait_for(lambda: commits.leader is not None and not commits.queue, scaled(10), "zero to commit")
         threads[1].start()
-        wait_for(lambda: len(store._queue) == 1, scaled(10), "first to queue")
+        wait_for(lambda: len(store._commits.queue) == 1, scaled(10), "first to queue")
         for thread in threads[2:]:
             thread.start()
-        wait_for(lambda: len(store._queue) == 6, scaled(10), "the others to queue behind first")
+        wait_for(lambda: len(store._commits.queue) == 6, scaled(10), "the others to queue behind first")
     for thread in threads:
         thread.join(scaled(10))
     assert isinstance(raised["first"], KeyboardInterrupt)

@@ -6,12 +6,8 @@ its own short transaction, committed as it happens, so a run killed at any point
 completed step behind. WAL lets `sexp runs` read while a run writes. One connection is shared by
 a run's threads (pmap, a batch's rows) behind a lock.
 
-Writes are committed in groups (group commit): a thread that writes while another is committing
-queues its statements; when the commit ends, the first queued thread commits everything queued
-meanwhile in one transaction, each writer's statements in a savepoint of their own, so one that
-fails fails alone. Every writer still returns only once its statements are committed, so what a
-caller does next (send a model call, start the next row) comes after its write is in the store,
-kill -9 or not; 64 rows writing at once pay for a few transactions instead of one each.
+Writes from many threads are committed in groups (runs/group_commit.py), each writer returning
+only once its write is in.
 """
 
 from __future__ import annotations
@@ -27,11 +23,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import StoreError
 from ..redact import credentials
 from . import locks, schema
+from .group_commit import GroupCommit, Statements, Write
 
 if TYPE_CHECKING:
     import sqlite3
-
-WAIT_LEADER = 0.5  # seconds a queued writer waits before looking whether its committer is still there
 
 
 class Store:
@@ -42,9 +37,7 @@ class Store:
         if not create and not self.path.is_file():
             raise StoreError(f"no run store at '{self.path}'")
         self._lock = threading.Lock()
-        self._queue: list[_Write] = []  # writes waiting for the commit in progress to end
-        self._queue_lock = threading.Lock()
-        self._leader: threading.Thread | None = None  # the thread committing the queue, if any
+        self._commits = GroupCommit(self._lock, self._run_group)
         # Imported when the first store opens (a start-up saving, cli/startup.py), as the module's
         # global: every other use of it is in a method of an open store.
         global sqlite3
@@ -135,73 +128,17 @@ class Store:
 
     def write(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> None:
         """One statement, committed before this returns."""
-        self._commit(_Write([(sql, [tuple(params)])]))
+        self._commits.commit(Write([(sql, [tuple(params)])]))
 
     def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """One statement over many rows, committed together before this returns."""
-        self._commit(_Write([(sql, rows)]))
+        self._commits.commit(Write([(sql, rows)]))
 
-    def write_together(self, statements: list[tuple[str, list[tuple[Any, ...]]]]) -> None:
+    def write_together(self, statements: Statements) -> None:
         """Statements, each over many rows, committed before this returns: all of them or none."""
-        self._commit(_Write(statements))
+        self._commits.commit(Write(statements))
 
-    def _commit(self, write: _Write) -> None:
-        """Commit write, in a group with the writes queued meanwhile (see the module's docstring):
-        this thread commits the queue when no other is committing (or the one that was has died),
-        or when the one committing hands the queue on to it; else it waits to be told its write
-        is in. A waiter also looks again every WAIT_LEADER seconds, so that a committer stopped
-        half-way (Ctrl-C lands anywhere) leaves no writer waiting for ever."""
-        me = threading.current_thread()
-        with self._queue_lock:
-            self._queue.append(write)
-        while True:
-            with self._queue_lock:
-                if write.done:
-                    break
-                if self._leader is None or not self._leader.is_alive():
-                    self._leader = me
-                leading = self._leader is me
-            if leading:
-                self._commit_queued()
-                break
-            write.wake.wait(WAIT_LEADER)
-            write.wake.clear()
-        if write.error is not None:
-            raise write.error
-
-    def _commit_queued(self) -> None:
-        """Commit what is queued now (this thread's write among it) in one transaction, tell each
-        writer, and hand the queue on to the first that queued meanwhile. When this thread is
-        interrupted half-way, the transaction is rolled back and the others' writes are queued
-        again for the next committer; this thread's write is not (its caller sees the interrupt)."""
-        me = threading.current_thread()
-        with self._queue_lock:
-            group, self._queue = self._queue, []
-        committed = False
-        try:
-            with self._lock:
-                self._run_group(group)
-            committed = True
-        finally:
-            with self._queue_lock:
-                if committed:
-                    for write in group:
-                        write.done = True
-                else:
-                    others = [write for write in group if write.thread is not me]
-                    for write in others:
-                        write.error = None
-                    self._queue[:0] = others
-                following = self._queue[0] if self._queue else None
-                self._leader = following.thread if following is not None else None
-            if committed:
-                for write in group:
-                    if write.thread is not me:
-                        write.wake.set()
-            if following is not None:
-                following.wake.set()  # not done: its thread commits the queue now
-
-    def _run_group(self, group: list[_Write]) -> None:
+    def _run_group(self, group: list[Write]) -> None:
         """Each write of group in one transaction; a write that fails is rolled back alone (its
         savepoint) and gets its error, unless the whole transaction fails: then every write does."""
         try:
@@ -390,19 +327,6 @@ class Store:
     def indexed_documents(self) -> list[dict[str, Any]]:
         """Every index entry's path, summary, headings and identifiers (what ranking reads)."""
         return self.query("SELECT path, summary, headings, identifiers FROM files")
-
-
-class _Write:
-    """One writer's statements waiting to be committed, and what became of them."""
-
-    __slots__ = ("statements", "thread", "wake", "done", "error")
-
-    def __init__(self, statements: list[tuple[str, list[tuple[Any, ...]]]]) -> None:
-        self.statements = statements
-        self.thread = threading.current_thread()
-        self.wake = threading.Event()  # set by a committer: the write is in, or its thread commits now
-        self.done = False
-        self.error: StoreError | None = None
 
 
 def kept_json(value: Any, ensure_ascii: bool = True) -> str:

@@ -11,13 +11,11 @@ from typing import Any, TextIO
 
 from ..config import Settings
 from ..errors import SexpError
-from ..generation import merge_generation
-from ..handler.contract import HandlerConfig, HandlerServices, OpenStream, OutputSpec, Sent, TaskPrompt
+from ..handler.contract import HandlerServices, OpenStream, Sent
 from ..handler.cost import CostBudget
 from ..handler.handler import Handler
 from ..handler.model_request import ModelRequest
 from ..handler.python_tools import PythonTool
-from ..handler.retries import request_limits
 from ..handler.tracing import NO_TRACER, Tracer
 from ..lang.values import Value
 from ..resources import data_dir
@@ -25,33 +23,19 @@ from ..results import FAILED, TaskResult, record_verdict
 from ..run_context import run_context
 from ..runs.journal import Journal, fingerprint
 from ..runs.recording import CassetteSlot, Run, current_run
-from .context import ContextError, inherited_context, resolve
-from .given_files import MemoryQuery, command_listing, file_stamps, gather_files
+from .given_files import MemoryQuery, file_stamps
 from .handler_services import answer_cache, make_handler_services, read_mock_script
 from .history import History
-from .inputs import InputError, substitute
-from .journaled_steps import journaled_listing, journaled_tool, journaled_turn
+from .inputs import InputError
+from .journaled_steps import journaled_tool, journaled_turn
 from .library import TaskLibrary
 from .matching import match_templates
 from .mcp_pool import McpPool
-from .media_inputs import attachment_inputs, check_model
 from .model_choice import models_for, stored_scores
-from .procedure_tools import resolve_tools
-from .reserved import CallOptions, read_options
+from .prepared_call import PreparedCall, prepare_call
 from .subtasks import spawn_subtask
 from .task import Task, bind_named, input_failure
 from .template import TaskTemplate, check_json_schema
-
-
-@dataclass(frozen=True)
-class PreparedCall:
-    """A task call ready for a Handler: its prompt and settings, options and files."""
-
-    prompt: TaskPrompt
-    config: HandlerConfig
-    options: CallOptions
-    files: tuple[str, ...]
-    file_warnings: list[str]
 
 
 @dataclass(frozen=True)
@@ -220,81 +204,7 @@ class TaskSystem:
         operator names whose context defaults apply (§3.5); site, the call's source position or
         journal key (a file_paths command is a journaled step under it)."""
         self._check_schema(template)
-        workspace = Path(self.settings.workspace)
-        try:
-            options = read_options(template, reserved)
-            inputs, attachments = attachment_inputs(template, inputs, workspace)  # images, PDFs (§11.4)
-            instructions = substitute(template.instructions, inputs, template.name)
-            system = substitute(template.system, inputs, template.name) if template.system else None
-            try:
-                policy = resolve(operator, template.context, options.context)
-            except ContextError as err:
-                raise InputError("context", f"context: {err}") from None
-            models = self.models_for(template, options.models)
-            # every model of a chain must take them: a fallback is asked the same conversation
-            attachment_warnings = (
-                [warning for model in models for warning in check_model(template, model, attachments)]
-                if attachments
-                else []
-            )
-        except InputError as err:
-            return input_failure(template, err)
-        list_command = command_listing(workspace, float(self.settings.script_timeout))
-        journal = self.journal
-        if journal is not None:
-            list_command = journaled_listing(journal, list_command, site)
-        files, file_warnings = gather_files(
-            template.file_paths,
-            options.files,
-            policy,
-            instructions,
-            list_command,
-            self.memory_query,
-            # a missing index is worth a warning only when fresh context was asked for, not when
-            # it is merely the operator's default (every subtask's)
-            quiet_fresh="enabled" not in (template.context.fresh_context, options.context.fresh_context),
-        )
-        out = template.output_format
-        prompt = TaskPrompt(
-            template=template.name,
-            instructions=instructions,
-            system=system,
-            context=inherited_context(policy, instructions) or None,
-            file_paths=files,
-            history=self._history.replay(options.history),
-            output=OutputSpec(
-                out.type,
-                out.schema,
-                out.json_schema,
-                template.manual_xml,
-                template.disable_reparsing,
-                out.native,
-                out.retries,
-                out.strict,
-                out.validate,
-            ),
-            models=models,
-            attachments=attachments,
-        )
-        config = HandlerConfig(
-            api_base=self.settings.api_base or None,  # SEXP_API_BASE is config's to read
-            provider=template.provider,
-            max_turns=int(template.limits.get("max_turns", self.settings.max_turns)),
-            max_tool_calls_per_turn=self.settings.max_tool_calls_per_turn,
-            max_context_window_fraction=float(
-                template.limits.get("max_context_fraction", self.settings.max_context_window_fraction)
-            ),
-            tools=options.tools,
-            program_tools=resolve_tools(
-                template.name, options.tools, self.python_tools, self.globals, None, self.settings.mcp
-            ),
-            generation=merge_generation(self.settings.generation, template.generation, options.generation),
-            workspace=workspace,
-            script_timeout=float(self.settings.script_timeout),
-            script_user=self.settings.script_user,
-            **request_limits(self.settings, template.limits.get("timeout")),
-        )
-        return PreparedCall(prompt, config, options, files, attachment_warnings + file_warnings)
+        return prepare_call(self, self._history, template, inputs, reserved, operator, site)
 
     def run(
         self,
