@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from ..config import Settings
 from ..diagnostics import warning_line
@@ -41,27 +41,14 @@ from ..runs.store import Store
 from ..syntax.reader import read
 from ..tasks.progress import progress
 from .batch_summary import BatchSummary
+from .executors import Executor, ExecutorFactory, executor_factory, interrupt
 from .input_lines import check_input, read_rows
 from .out_file import OutFile
+from .recorded_batch import check_resumable, recorded_batch, recorded_input, recorded_out, reused_run
 from .row_names import RowNames, row_names
 from .row_runner import BatchShare, plain_settings
 from .rows import ProgramBundle, RowJob, RowOutcome
 from .scoring import ScoreFunction, Scorer, score_in_driver, scorer_of
-from .thread_executor import ThreadExecutor
-
-RAY_MISSING = "the Ray executor needs Ray, which is not installed: pip install 'sexp-tasks[ray]'"
-
-
-class Executor(Protocol):
-    """What runs rows: ThreadExecutor here, RayExecutor (batch/ray_executor.py) on Ray."""
-
-    def run(self, jobs: Iterator[RowJob], concurrency: int) -> Iterator[RowOutcome]:
-        """Each job's outcome in the order rows finish, taking jobs only as rows can start."""
-        ...
-
-    def close(self) -> None:
-        """Start no more rows and let go of what the executor holds."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -88,24 +75,6 @@ class BatchOptions:
     # --score: the program's procedure of that name, or a Python callable (value, row) -> score;
     # None: a resumed batch's recorded procedure, if it had one (batching/scoring.py)
     score: str | ScoreFunction | None = None
-
-
-ExecutorFactory = Callable[[Store, "CostBudget | None", "str | None", BatchShare], Executor]
-
-
-def executor_factory(name: str) -> ExecutorFactory:
-    """What makes the executor called name: (store, the batch's budget, Ray's address, what its
-    rows share in this process) -> it. Ray is imported here, and only when asked for; its absence
-    is a BatchError. Rows on Ray run in other processes: each row worker makes its own share."""
-    if name == "threads":
-        return lambda store, budget, address, share: ThreadExecutor(store, budget, share)
-    if name == "ray":
-        try:
-            from .ray_executor import RayExecutor  # lazy: Ray is an optional extra (cli/startup.py)
-        except ImportError:
-            raise BatchError(RAY_MISSING) from None
-        return lambda store, budget, address, share: RayExecutor(address, store.path, budget=budget)
-    raise BatchError(f"unknown executor '{name}' (choose threads or ray)")
 
 
 def run_batch(options: BatchOptions, settings: Settings, err: TextIO | None = None) -> BatchSummary:
@@ -177,14 +146,8 @@ class _Batch:
         last = (forms[-1].span.line, forms[-1].span.column) if forms and forms[-1].span else None
         self.bundle = ProgramBundle(str(options.program), text, {}, last)
         self.program_digest = program_hash(text)
-        self.recorded: dict[str, Any] | None = None
-        if store is not None and options.resume is not None:
-            self.recorded = batches.batch(store, options.resume)
-            if self.recorded is None:
-                raise BatchError(f"unknown batch '{options.resume}' in {settings.store}")
-        if store is not None and options.reuse is not None and batches.batch(store, options.reuse) is None:
-            raise BatchError(f"unknown batch '{options.reuse}' in {settings.store}")
-        self.data = self._data()
+        self.recorded = recorded_batch(store, options.resume, options.reuse, settings.store)
+        self.data = recorded_input(options.data, self.recorded)
         self.total, self.digest, keys = check_input(self.data)
         self.unbound = names.unbound(keys, options.shared_inputs)
         recorded_score = (self.recorded or {}).get("options", {}).get("score")
@@ -193,37 +156,10 @@ class _Batch:
         )  # an unknown procedure is refused now, before any row runs
         self.reading: dict[int, dict[str, Any]] = {}  # rows in flight, for a Python scorer
         self.notices = names.warnings(keys, options.shared_inputs)  # said before any row runs
-        self._check_resumable()
-        self.out = options.out or self._recorded_out() or Path(f"{options.program.stem}.results.jsonl")
+        check_resumable(self.recorded, options.force, self.program_digest, self.digest)
+        self.out = options.out or recorded_out(self.recorded) or Path(f"{options.program.stem}.results.jsonl")
         self.budget = None if settings.max_cost_usd is None else CostBudget(settings.max_cost_usd)
         self.store = store or Store(settings.store, create=True)
-
-    def _data(self) -> Path:
-        if self.options.data is not None:
-            return self.options.data
-        if self.recorded is None:
-            raise BatchError("no input: give --data IN.jsonl")
-        if self.recorded["data"].startswith("<"):
-            raise BatchError(f"batch {self.recorded['id']}'s rows were given from Python: give them again")
-        return Path(self.recorded["data"])
-
-    def _recorded_out(self) -> Path | None:
-        out = (self.recorded or {}).get("options", {}).get("out")
-        return Path(out) if out else None
-
-    def _check_resumable(self) -> None:
-        recorded = self.recorded
-        if recorded is None or self.options.force:
-            return
-        if recorded["program_hash"] != self.program_digest:
-            raise BatchError(
-                f"the program has changed since batch {recorded['id']} was recorded; resume anyway with"
-                " --force (rows whose requests changed will run again)"
-            )
-        if recorded["options"].get("data_digest") not in (None, self.digest):
-            raise BatchError(
-                f"the input has changed since batch {recorded['id']} was recorded; resume anyway with --force"
-            )
 
     def run(self, batch_id: str, began: float) -> BatchSummary:
         executor, out, held = self._start(batch_id)
@@ -331,9 +267,9 @@ class _Batch:
             ok = batches.batch_summary(self.store, batch_id) or {}
             status = "completed" if ok.get("ok") == self.total and out.written == self.total else "failed"
         except KeyboardInterrupt:  # Ctrl-C: stop the rows in flight; the batch resumes later
-            _interrupt(executor)
+            interrupt(executor)
         except BatchError as err:  # OUT cannot be written (a full disk): stop, the rows are in the store
-            _interrupt(executor)
+            interrupt(executor)
             status = "failed"
             hint = f"sexp batch {self.options.program} --resume {batch_id}"
             raise OutWriteError(f"{err.message} (the batch stopped; resume with: {hint})") from None
@@ -381,15 +317,8 @@ class _Batch:
                 self.unbound,
                 self.trace_parent,
                 score=self.scorer.procedure if self.scorer is not None else None,
-                reuse=self._reused_run(index),
+                reuse=reused_run(self.store, self.options.reuse, index),
             )
-
-    def _reused_run(self, index: int) -> str | None:
-        """The run row index reuses: that of the --reuse batch's row index, when it has one."""
-        if self.options.reuse is None:
-            return None
-        found = batches.stored_row(self.store, self.options.reuse, index)
-        return None if found is None else str(found["run_id"])
 
     def _scored(self, outcome: RowOutcome) -> dict[str, Any]:
         """outcome's OUT object, with its score and score_error when the batch is scored (a Python
@@ -425,13 +354,6 @@ class _Batch:
     def _say(self, line: str) -> None:
         if not self.settings.quiet:
             _line(self.err, line)
-
-
-def _interrupt(executor: Executor) -> None:
-    """Stop the rows in flight: their runs are marked interrupted, and resume later."""
-    interrupt = getattr(executor, "interrupt", None)
-    if interrupt is not None:
-        interrupt()
 
 
 def _line(stream: TextIO, line: str) -> None:

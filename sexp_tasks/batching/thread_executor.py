@@ -34,7 +34,7 @@ class _Finished:
 
 
 class ThreadExecutor:
-    """Runs rows on threads of this process (Executor of batch/driver.py)."""
+    """Runs rows on threads of this process (Executor of batching/executors.py)."""
 
     def __init__(
         self, store: Store, budget: CostBudget | None = None, share: BatchShare | None = None

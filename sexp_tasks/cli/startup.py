@@ -130,7 +130,7 @@ LAZY_IMPORTS: dict[str, Lazy] = {
         brings=("mcp",),
     ),
     "sexp_tasks.batching.ray_executor": Lazy(
-        ("sexp_tasks.batching.driver",),
+        ("sexp_tasks.batching.executors",),
         "`sexp batch --executor ray` alone: Ray is an optional extra, and importing it takes seconds",
         program=True,
         brings=("ray",),
