@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from llm_server import LLMServer, Scripted, context_length_error
 
-from sexp_tasks.handler import direct_call, llm
+from sexp_tasks.handler import direct_call, direct_request, llm
 from sexp_tasks.handler.model_request import ModelAnswer, ModelRequest
 from sexp_tasks.handler.provider_errors import ProviderError
 
@@ -364,7 +364,7 @@ def test_litellm_wide_settings_keep_litellm(
 def test_a_prepared_request_shows_no_key(server: LLMServer) -> None:
     options = ModelRequest.build("anthropic/claude-3-5-sonnet-20241022", MESSAGES).litellm_arguments()
     options["api_base"] = base_for(server, "anthropic")
-    prepared = direct_call.prepare(llm._litellm(), options)
+    prepared = direct_request.prepare(llm._litellm(), options)
     assert prepared is not None and prepared.headers["x-api-key"] == KEYS["ANTHROPIC_API_KEY"]
     assert KEYS["ANTHROPIC_API_KEY"] not in repr(prepared)
 

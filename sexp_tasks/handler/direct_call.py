@@ -1,18 +1,17 @@
-"""A model call without litellm.completion: litellm's provider config builds the request and reads
-the answer, and one pooled httpx client per process sends it (issue 23, point 3).
+"""A model call without litellm.completion: litellm's provider config builds the request
+(direct_request.py) and reads the answer, and one pooled httpx client per process sends it (issue 23,
+point 3).
 
 litellm.completion spends ~5 ms of CPU per call on machinery a sexp call does not use (its logging
 object, callbacks, cost and metadata bookkeeping, a new OpenAI SDK request per call); this path
-keeps what decides the bytes sent and the answer read — litellm's provider resolution
-(get_llm_provider), its parameter mapping (get_optional_params, with unsupported settings dropped),
-the provider config's validate_environment / get_complete_url / transform_request /
-transform_response and its stream iterator — and sends the request itself. tests/test_direct_call.py
-checks the same bytes reach the provider either way.
+keeps what decides the bytes sent and the answer read — the request as direct_request.py builds
+it, the provider config's transform_response and its stream iterator, litellm's own exceptions for
+a failure — and sends the request itself. tests/test_direct_call.py checks the same bytes reach the
+provider either way.
 
-Only the providers of DIRECT_PROVIDERS take this path; llm.py sends everything else (a mock, an
-unknown provider, a registered litellm callback, litellm-wide settings, SEXP_LLM_DIRECT=0) through
-litellm.completion, and the async transport through litellm.acompletion. litellm itself is passed
-in by llm.py, the one module that imports it; httpx is imported here alone."""
+llm.py sends the calls direct_request.py does not build a request for through litellm.completion,
+and the async transport through litellm.acompletion. litellm itself is passed in by llm.py, the one
+module that imports it; httpx is imported here alone."""
 
 from __future__ import annotations
 
@@ -21,22 +20,11 @@ import json
 import os
 import threading
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
-# The providers whose request litellm.completion builds with the provider config alone (no SDK
-# state, no signing, no per-model route): the direct path sends the same bytes for them (tested).
-# openai goes through the OpenAI SDK inside litellm: its body is written as the SDK writes it
-# (_openai_body).
-DIRECT_PROVIDERS = frozenset({"openai", "anthropic", "mistral"})
-# Those whose stream the direct path reads (OpenAI's chunks as its config's iterator gives them; the
-# others' through litellm's CustomStreamWrapper, as litellm.completion hands them over).
-DIRECT_STREAMS = frozenset({"openai", "anthropic", "mistral"})
-
-# The keys of a call's options that are litellm's, not the provider's.
-_TRANSPORT = frozenset({"model", "messages", "timeout", "drop_params", "max_retries", "api_base"})
+from .direct_request import Prepared
 
 # One connection pool for every call of the process: kept-alive connections reused across calls
 # and threads (httpx.Client is thread-safe), room for a batch's 64 rows in flight and more.
@@ -56,12 +44,6 @@ def _forget_client() -> None:
 os.register_at_fork(after_in_child=_forget_client)
 
 
-def enabled() -> bool:
-    """Whether calls may take the direct path in this process: not when SEXP_LLM_DIRECT is 0
-    (or false/no/off), which sends every call through litellm.completion."""
-    return os.environ.get("SEXP_LLM_DIRECT", "").strip().lower() not in ("0", "false", "no", "off")
-
-
 def http_client() -> httpx.Client:
     """The process's one pooled HTTP client, made on first use."""
     global _client
@@ -73,250 +55,6 @@ def http_client() -> httpx.Client:
                 )
                 _client = httpx.Client(limits=limits, timeout=None, follow_redirects=False, trust_env=True)
     return _client
-
-
-@dataclass
-class Prepared:
-    """One request built by litellm's provider config: where it goes, its headers and body, and
-    what reading its answer needs."""
-
-    provider: str
-    model: str  # litellm's name for it, without the provider
-    config: Any
-    url: str
-    headers: dict[str, str] = field(repr=False)  # they carry the API key
-    data: dict[str, Any]
-    body: bytes
-    stream: bool
-    messages: list[Any]
-    optional_params: dict[str, Any]
-    litellm_params: dict[str, Any]
-    api_key: str | None = field(repr=False)
-    json_mode: bool
-
-
-def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
-    """The request litellm.completion(**options) would send, built by its provider config; None
-    when this path does not cover the call (then litellm.completion sends it)."""
-    if "mock_response" in options or "mock_tool_calls" in options or _configured(litellm):
-        return None
-    try:
-        model, provider, dynamic_key, api_base = litellm.get_llm_provider(
-            options["model"], api_base=options.get("api_base")
-        )
-    except Exception:  # an unknown provider: litellm.completion says what is wrong
-        return None
-    if provider not in DIRECT_PROVIDERS or (options.get("stream") and provider not in DIRECT_STREAMS):
-        return None
-    config = litellm.utils.ProviderConfigManager.get_provider_chat_config(
-        model=model, provider=litellm.LlmProviders(provider)
-    )
-    if config is None or (provider == "openai" and _openai_configured(litellm)):
-        return None
-    settings = {key: value for key, value in options.items() if key not in _TRANSPORT}
-    messages = _messages(litellm, config, model, provider, api_base, options["messages"], settings)
-    stream = bool(settings.get("stream"))
-    extra_headers = dict(settings.pop("extra_headers", None) or {})
-    optional = litellm.utils.get_optional_params(
-        model=model, custom_llm_provider=provider, drop_params=True, messages=messages, **settings
-    )
-    optional.pop("max_retries", None)
-    api_key = dynamic_key or _api_key(litellm, provider)
-    api_base = _api_base(litellm, provider, api_base)
-    litellm_params = {"api_base": api_base, "drop_params": True, "custom_llm_provider": provider}
-    json_mode = bool(optional.pop("json_mode", False))
-    headers = config.validate_environment(
-        headers=extra_headers,
-        model=model,
-        messages=messages,
-        optional_params=optional,
-        litellm_params=litellm_params,
-        api_key=api_key,
-        api_base=api_base,
-    )
-    url = config.get_complete_url(
-        api_base=api_base,
-        api_key=api_key,
-        model=model,
-        optional_params=optional,
-        litellm_params=litellm_params,
-        stream=stream,
-    )
-    if provider == "openai":
-        sent = {key: value for key, value in optional.items() if key not in ("stream", "stream_options")}
-        data = config.transform_request(
-            model=model,
-            messages=messages,
-            optional_params=sent,
-            litellm_params=litellm_params,
-            headers=headers,
-        )
-        if stream:
-            data["stream"] = True
-            if optional.get("stream_options") is not None:
-                data["stream_options"] = optional["stream_options"]
-        body = _openai_body(data)
-    elif provider == "anthropic":  # as litellm's AnthropicChatCompletion.completion builds it
-        data = config.transform_request(
-            model=model,
-            messages=messages,
-            optional_params={**_without(optional, "stream"), "is_vertex_request": False},
-            litellm_params=litellm_params,
-            headers=headers,
-        )
-        headers, data = _anthropic_filtered(litellm, headers, data, url, model)
-        if stream:
-            data["stream"] = True
-        body = json.dumps(data).encode()
-    else:  # as litellm's BaseLLMHTTPHandler.completion builds it
-        extra = optional.pop("extra_body", None)
-        data = config.transform_request(
-            model=model,
-            messages=messages,
-            optional_params=optional,
-            litellm_params=litellm_params,
-            headers=headers,
-        )
-        if extra is not None:
-            data = {
-                **data,
-                **config.transform_extra_body(
-                    extra_body=extra, request=data, model=model, litellm_params=litellm_params
-                ),
-            }
-        if stream and config.supports_stream_param_in_request_body:
-            data["stream"] = True
-        body = json.dumps(data).encode()
-    if provider != "openai":  # litellm's own HTTP client names itself (the OpenAI SDK does too)
-        headers = {**litellm.llms.custom_httpx.http_handler.get_default_headers(), **headers}
-    return Prepared(
-        provider,
-        model,
-        config,
-        url,
-        dict(headers),
-        data,
-        body,
-        stream,
-        messages,
-        optional,
-        litellm_params,
-        api_key,
-        json_mode,
-    )
-
-
-# litellm's module-wide settings that change what litellm.completion sends (aliases, headers and
-# auth added to every request, fallbacks, preview features): set, a call keeps litellm.completion.
-_GLOBALS = ("model_alias_map", "headers", "proxy_auth", "model_fallbacks", "enable_preview_features")
-
-
-def _configured(litellm: Any) -> bool:
-    return any(getattr(litellm, name, None) for name in _GLOBALS)
-
-
-def _openai_configured(litellm: Any) -> bool:
-    """Whether the OpenAI SDK would add to the request: defaults set on litellm.OpenAIConfig, or an
-    organization or project it sends as a header."""
-    named = (
-        litellm.organization or os.environ.get("OPENAI_ORGANIZATION") or os.environ.get("OPENAI_PROJECT_ID")
-    )
-    return bool(named or litellm.OpenAIConfig.get_config())
-
-
-def _messages(
-    litellm: Any,
-    config: Any,
-    model: str,
-    provider: str,
-    api_base: str | None,
-    messages: list[Any],
-    settings: dict[str, Any],
-) -> list[Any]:
-    """The messages (and, in settings, the tools and stop) as litellm.completion checks and fixes
-    them before it maps them for the provider (litellm/main.py: its first lines, then the
-    developer role for providers without one, and Anthropic-only tool keys off other targets)."""
-    main = litellm.main
-    messages = main.validate_and_fix_openai_messages(messages=[dict(message) for message in messages])
-    if "tools" in settings:
-        settings["tools"] = main.validate_and_fix_openai_tools(tools=settings["tools"])
-        if not main.is_claude_tool_target(custom_llm_provider=provider, model=model):
-            settings["tools"] = main._drop_anthropic_only_tool_keys(tools=settings["tools"])
-    if settings.get("tool_choice") is not None:
-        settings["tool_choice"] = main.validate_chat_completion_tool_choice(
-            tool_choice=settings["tool_choice"], model=model
-        )
-    if "stop" in settings:
-        settings["stop"] = main.validate_openai_optional_params(stop=settings["stop"])
-    messages = main.get_completion_messages(
-        messages=messages,
-        ensure_alternating_roles=False,
-        user_continue_message=None,
-        assistant_continue_message=None,
-    )
-    return list(
-        config.translate_developer_role_to_system_role(
-            messages=messages, model=model, custom_llm_provider=provider, api_base=api_base, model_info={}
-        )
-    )
-
-
-def _without(params: dict[str, Any], *keys: str) -> dict[str, Any]:
-    return {key: value for key, value in params.items() if key not in keys}
-
-
-def _anthropic_filtered(
-    litellm: Any, headers: dict[str, Any], data: dict[str, Any], url: str, model: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Anthropic's headers and body with the beta features its endpoint does not take filtered
-    out, as AnthropicChatCompletion.completion filters them."""
-    headers, data = litellm.anthropic_beta_headers_manager.update_request_with_filtered_beta(
-        headers=headers, request_data=data, provider="anthropic", api_base=url
-    )
-    body = litellm.anthropic_beta_gated_fields.strip_beta_gated_request_body(
-        data, headers, drop_params=True, model=model, provider="anthropic"
-    )
-    return headers, dict(body)
-
-
-def _openai_body(data: dict[str, Any]) -> bytes:
-    """The body the OpenAI SDK writes for litellm's data: its parameters in litellm's order, its
-    extra_body's merged in after them; compact JSON, UTF-8 as is (openai._utils._json)."""
-    extra = data.pop("extra_body", None) or {}
-    return json.dumps({**data, **extra}, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-
-
-def _api_key(litellm: Any, provider: str) -> str | None:
-    """The key litellm.completion would send for provider, read from where it reads it."""
-    if provider == "openai":
-        return litellm.api_key or litellm.openai_key or os.environ.get("OPENAI_API_KEY")
-    if provider == "anthropic":
-        return litellm.anthropic_key or litellm.api_key or os.environ.get("ANTHROPIC_API_KEY")
-    return litellm.api_key or os.environ.get(f"{provider.upper()}_API_KEY")
-
-
-def _api_base(litellm: Any, provider: str, api_base: str | None) -> str:
-    """The base URL litellm.completion would send provider's request to."""
-    if provider == "openai":
-        return (
-            api_base
-            or litellm.api_base
-            or os.environ.get("OPENAI_BASE_URL")
-            or os.environ.get("OPENAI_API_BASE")
-            or "https://api.openai.com/v1"
-        )
-    if provider == "anthropic":
-        base = (
-            api_base
-            or litellm.api_base
-            or os.environ.get("ANTHROPIC_API_BASE")
-            or os.environ.get("ANTHROPIC_BASE_URL")
-            or "https://api.anthropic.com/v1/messages"
-        )
-        if os.environ.get("LITELLM_ANTHROPIC_DISABLE_URL_SUFFIX", "").lower() in ("1", "true"):
-            return base
-        return str(litellm.litellm_core_utils.url_utils.ensure_api_route(base, "v1/messages"))
-    return api_base or litellm.api_base or os.environ.get("MISTRAL_API_BASE") or "https://api.mistral.ai/v1"
 
 
 def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:

@@ -26,6 +26,7 @@ from typing import Any
 from ..lang.deepstack import start_thread
 from ..lang.values import well_formed
 from ..results import round_cost
+from . import direct_request
 from .loop_thread import background_loop
 from .model_info import model_map
 from .model_request import ModelAnswer, ModelRequest
@@ -185,15 +186,13 @@ def complete(
 
 def _direct_request(litellm: Any, options: dict[str, Any]) -> Any:
     """The request the direct path (direct_call.py) sends for options, built by litellm's provider
-    config; None when litellm.completion sends it: SEXP_LLM_DIRECT=0, a provider or case the
-    direct path does not cover, or one its request cannot be built for (litellm.completion then
-    says what is wrong, in its own words)."""
-    from . import direct_call
-
-    if not direct_call.enabled():
+    config (direct_request.py); None when litellm.completion sends it: SEXP_LLM_DIRECT=0, a
+    provider or case the direct path does not cover, or one its request cannot be built for
+    (litellm.completion then says what is wrong, in its own words)."""
+    if not direct_request.enabled():
         return None
     try:
-        return direct_call.prepare(litellm, options)
+        return direct_request.prepare(litellm, options)
     except Exception:  # litellm.completion raises its own error for it, translated as ever
         return None
 
