@@ -27,6 +27,7 @@ CONTRACTS = {
     "The language core knows no task, handler, process, run, memory, batch, API, REPL or CLI",
     "The language core imports from the package root only errors and resources",
     "litellm is imported by sexp_tasks.handler.llm alone",
+    "httpx is imported by sexp_tasks.handler.direct_call alone (the direct model call's pooled client)",
     "tiktoken is imported by sexp_tasks.handler.tokens alone",
     "jsonschema (and its referencing) is imported by sexp_tasks.handler.json_schema alone",
     "pydantic is imported by sexp_tasks.handler.pydantic_models alone",

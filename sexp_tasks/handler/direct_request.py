@@ -86,6 +86,8 @@ def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
     )
     optional.pop("max_retries", None)
     api_key = dynamic_key or _api_key(litellm, provider)
+    if not api_key:  # litellm.completion refuses it before sending: an authentication failure, said so
+        return None
     api_base = _api_base(litellm, provider, api_base)
     litellm_params = {"api_base": api_base, "drop_params": True, "custom_llm_provider": provider}
     json_mode = bool(optional.pop("json_mode", False))
