@@ -38,7 +38,7 @@ CONTRACTS = {
     "sqlite3 is imported by sexp_tasks.runs.store alone",
     "regex is imported by sexp_tasks.lang.primitives.text alone",
     "subprocess is imported by sexp_tasks.process.child_processes alone",
-    "ray is imported by sexp_tasks.batching.ray_executor alone",
+    "ray is imported by sexp_tasks.batching.ray_executor and ray_actors alone",
     "opentelemetry is imported by sexp_tasks.runs.otel_export alone",
     "mcp (and its HTTP client httpx2) is imported by sexp_tasks.handler.mcp_client alone",
 }

@@ -1,7 +1,9 @@
 """`sexp batch --executor ray` (SPEC §10.5): rows run on Ray, on a cluster or a local Ray.
 
-The one module that imports ray (pyproject.toml's import contracts), itself imported only when a
-batch asks for Ray (cli/startup.py). What runs where:
+The driver's side: starting Ray and the batch's actors (ray_actors.py: what runs in Ray's
+processes), sending rows and collecting outcomes. With ray_actors.py the one module that imports
+ray (pyproject.toml's import contracts), itself imported only when a batch asks for Ray
+(cli/startup.py). What runs where:
 
 - The driver (the `sexp batch` process) keeps the output file and the run store, whose SQLite
   file never leaves its machine. Workers on that machine record their rows' runs in the file
@@ -39,11 +41,9 @@ import dataclasses
 import logging
 import math
 import os
-import queue
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,176 +52,22 @@ from ray._private import worker as ray_worker
 from ray.exceptions import RayActorError, RayError, WorkerCrashedError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from ..diagnostics import error_line
-from ..errors import BatchError, SexpError, StoreError
+from ..errors import BatchError, StoreError
 from ..handler.cost import CostBudget
-from ..lang.deepstack import start_deep_thread
-from ..redact import hide_credentials_from_other_processes, is_credential_name
-from ..runs.store import Store
-from . import row_output
+from ..redact import is_credential_name
 from .cluster_address import probe
-from .row_runner import BatchShare, run_row
+from .ray_actors import RowRunner, RowWorker, StoreKeeper, error_outcome, one_line
+from .row_runner import run_row
 from .rows import RowJob, RowOutcome
-from .shared_budget import BudgetKeeper, RemoteBudget
-from .shipping import pack, unpack
+from .shared_budget import BudgetKeeper
+from .shipping import pack
 
-RowRunner = Callable[..., RowOutcome]  # (job, store, budget, share): run_row
 RETRIES = 1  # how many times a row whose worker died is run again
 WAIT_SLICE_SECONDS = 0.2  # how long the driver waits for an outcome before it looks at signals
-GATHER_SECONDS = 0.005  # how long a worker lets rows ending together gather before it hands them back
 DIRECT_STORE = True  # workers on the driver's machine open the store file (tests turn it off)
 # The credentials start_local_ray kept out of the local Ray it started in this process (None: it
 # started none, or kept them): an executor using that Ray hands them to its row workers.
 _kept_out: dict[str, str] | None = None
-
-
-class StoreKeeper:
-    """The run store of a batch on Ray: a Store opened on the driver's node, answering rows' calls.
-
-    A run's lock (Store.hold_run) is taken here and kept until the run ends or the batch does, so
-    a row run again after its worker died takes it back (the keeper holds it already)."""
-
-    def __init__(self, path: str) -> None:
-        self.store = Store(path)
-        self.held: dict[str, Any] = {}
-
-    def call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[bool, Any]:
-        """(True, what store.method(*args, **kwargs) returned) or (False, the SexpError it raised)."""
-        if method.startswith("_") or method in ("close", "write", "write_many"):
-            return False, StoreError(f"a row cannot call the store's {method}")
-        try:
-            if method == "hold_run":
-                run_id = args[0] if args else kwargs["run_id"]
-                if run_id not in self.held:
-                    self.held[run_id] = self.store.hold_run(run_id)
-                return True, None
-            result = getattr(self.store, method)(*args, **kwargs)
-            if method == "end_run":
-                self.release(args[0] if args else kwargs["run_id"])
-            return True, result
-        except SexpError as err:
-            return False, err
-
-    def release(self, run_id: str) -> None:
-        handle = self.held.pop(run_id, None)
-        if handle is not None:
-            handle.close()
-
-    def ping(self) -> str:
-        return "ok"
-
-
-class RemoteHold:
-    """What StoreProxy.hold_run returns: the lock lives in the keeper; closing it lets it go."""
-
-    def __init__(self, keeper: Any, run_id: str) -> None:
-        self._keeper = keeper
-        self.run_id = run_id
-
-    def close(self) -> None:
-        ray.get(self._keeper.release.remote(self.run_id))
-
-
-class StoreProxy:
-    """The Store methods a row's run uses (begin_run, step_started, step...), each one a call to
-    the batch's StoreKeeper. `path` is the store's path on the driver's machine."""
-
-    def __init__(self, keeper: Any, path: str) -> None:
-        self._keeper = keeper
-        self.path = Path(path)
-
-    def hold_run(self, run_id: str) -> RemoteHold:
-        self._call("hold_run", (run_id,), {})
-        return RemoteHold(self._keeper, run_id)
-
-    def _call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        ok, result = ray.get(self._keeper.call.remote(method, args, kwargs))
-        if not ok:
-            raise result
-        return result
-
-    def __getattr__(self, method: str) -> Callable[..., Any]:
-        if method.startswith("_"):
-            raise AttributeError(method)
-        return lambda *args, **kwargs: self._call(method, args, kwargs)
-
-
-class RowWorker:
-    """One worker process: runs the rows it is handed on `threads` threads of its own, and hands
-    back the rows that ended and the lines rows printed (row_output.py), a chunk at a time."""
-
-    def __init__(
-        self,
-        keeper: Any,
-        store_path: str,
-        runner: RowRunner,
-        driver_node: str | None,
-        credentials: dict[str, str] | None = None,
-        budget: tuple[Any, float] | None = None,  # the BudgetKeeper and the batch's limit
-        threads: int = 1,
-    ) -> None:
-        if credentials:  # set now: not in the environment /proc shows, and this process closed to others
-            os.environ.update(credentials)
-            hide_credentials_from_other_processes()
-        # On the driver's machine, the store file itself (SQLite, shared as `sexp run`s share it:
-        # no round trip per step); elsewhere through the keeper.
-        here = ray.get_runtime_context().get_node_id()
-        direct = keeper is None or here == driver_node
-        self.store: Any = Store(store_path) if direct else StoreProxy(keeper, store_path)
-        self.runner = runner
-        self.budget = RemoteBudget(*budget, ray.get) if budget is not None else None
-        self.programs: dict[str, tuple[Any, dict[str, Any]]] = {}  # unpacked bundles by ref
-        self.share: BatchShare | None = None  # the batch's templates and cassette in this process
-        self.lock = threading.Lock()
-        self.todo: queue.Queue[RowJob] = queue.Queue()
-        self.changed = threading.Condition()  # a row ended, or printed a line
-        self.ended: list[RowOutcome] = []
-        self.printed: list[str] = []
-        self.routing = row_output.routed(self._printed)  # for the process's life: it serves one batch
-        self.routing.__enter__()
-        for number in range(threads):
-            start_deep_thread(self._work, f"sexp-row-{number}")
-
-    def exchange(self, chunk: list[RowJob], program: list[Any]) -> tuple[list[RowOutcome], list[str]]:
-        """Start chunk's rows (all of one program: [the ref of its packed ProgramBundle], in a
-        list so that Ray hands the ref over as it is; each bundle is fetched and unpacked once);
-        then, once a row of this worker ended or printed, the rows that ended since the last
-        exchange and the lines printed meanwhile."""
-        if chunk:
-            key = program[0].hex()
-            if key not in self.programs:
-                self.programs[key] = unpack(ray.get(program[0]))
-            bundle, changes = self.programs[key]
-            for job in chunk:
-                self.todo.put(dataclasses.replace(job, program=bundle, settings={**job.settings, **changes}))
-        with self.changed:
-            self.changed.wait_for(lambda: self.ended or self.printed)
-        time.sleep(GATHER_SECONDS)  # rows ending together travel together
-        with self.changed:
-            ended, self.ended = self.ended, []
-            printed, self.printed = self.printed, []
-        return ended, printed
-
-    def _work(self) -> None:
-        while True:
-            job = self.todo.get()
-            began = time.monotonic()
-            with self.lock:  # made once, by the first row: a worker serves one batch
-                self.share = self.share or BatchShare.for_row(job)
-            try:
-                with row_output.labelled(job.index):
-                    outcome = self.runner(job, self.store, self.budget, self.share)
-            except BaseException as err:  # a bug (run_row reports a row's own errors): the row's,
-                # and this thread goes on (a row that never ended would hold its exchange forever)
-                outcome = _error_outcome(job, f"the row failed on Ray: {_cause(err)}", began)
-            with self.changed:
-                self.ended.append(outcome)
-                self.changed.notify_all()
-
-    def _printed(self, line: str) -> None:
-        with self.changed:
-            self.printed.append(line)
-            self.changed.notify_all()
 
 
 @dataclasses.dataclass
@@ -292,7 +138,8 @@ class RayExecutor:
             try:  # a store that cannot be opened is the keeper's constructor failing: say so now
                 ray.get(self._keeper.ping.remote())
             except RayActorError as err:
-                raise StoreError(f"cannot open the run store '{self.store_path}' for Ray rows: {_cause(err)}")
+                message = f"cannot open the run store '{self.store_path}' for Ray rows: {one_line(err)}"
+                raise StoreError(message)
         if self.budget is not None and self.budget.limit is not None:
             pinned = NodeAffinitySchedulingStrategy(self._node, soft=False)
             actor = ray.remote(BudgetKeeper)
@@ -322,7 +169,7 @@ class RayExecutor:
                 logging.getLogger("ray").setLevel(logging.ERROR)  # its notices are not the batch's
                 ray.init(address=address, configure_logging=False, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as err:
-            raise BatchError(f"cannot connect to the Ray cluster at {address}: {_cause(err)}") from None
+            raise BatchError(f"cannot connect to the Ray cluster at {address}: {one_line(err)}") from None
         self._owned = True
         # The raylets' notices (a worker died: 600 characters, on stdout): a row's error says it
         ray_worker.print_to_stdstream = lambda data, ignore_prefix: None
@@ -405,14 +252,14 @@ class RayExecutor:
                     again = dataclasses.replace(flight.job, resuming=True)
                     slot.again.append(_Flight(again, flight.attempt + 1, flight.started))
                 else:
-                    cause = f"died ({_cause(err)}) and again after {RETRIES} retry"
+                    cause = f"died ({one_line(err)}) and again after {RETRIES} retry"
                     failed.append(
-                        _error_outcome(flight.job, f"the Ray worker running this row {cause}", flight.started)
+                        error_outcome(flight.job, f"the Ray worker running this row {cause}", flight.started)
                     )
             return failed
         except RayError as err:  # a bug: the worker's rows fail, and it is let go
             slot.actor, lost, slot.rows = None, list(slot.rows.values()), {}
-            return [_error_outcome(f.job, f"the row failed on Ray: {_cause(err)}", f.started) for f in lost]
+            return [error_outcome(f.job, f"the row failed on Ray: {one_line(err)}", f.started) for f in lost]
         if printed:
             sys.stderr.write("".join(printed))
             sys.stderr.flush()
@@ -462,20 +309,6 @@ def _light(job: RowJob) -> RowJob:
     return dataclasses.replace(job, program=None)  # type: ignore[arg-type]
 
 
-def _error_outcome(job: RowJob, message: str, started: float) -> RowOutcome:
-    """job's row ended as an error, with message, at the program's file."""
-    return RowOutcome(
-        index=job.index,
-        status="error",
-        value=None,
-        error=error_line(message, job.program.path),
-        run_id=job.run_id,
-        tokens=0,
-        cost_usd=0.0,
-        seconds=round(time.monotonic() - started, 3),
-    )
-
-
 def credentials() -> dict[str, str]:
     """The credentials in this process's environment (provider keys, tokens: redact.py's names)."""
     return {name: value for name, value in os.environ.items() if is_credential_name(name) and value}
@@ -488,9 +321,3 @@ def _first_ready(refs: list[Any]) -> Any:
         ready, _ = ray.wait(refs, num_returns=1, timeout=WAIT_SLICE_SECONDS)
         if ready:
             return ready[0]
-
-
-def _cause(err: BaseException) -> str:
-    """An exception from Ray as one line (its first)."""
-    text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__

@@ -4,8 +4,8 @@
 makes it; threaded, so that a reservation waiting for others to settle does not hold up their
 settling); each row worker reserves and settles through a `RemoteBudget`. So rows running at
 once on Ray reserve from one budget as rows on threads do, instead of each starting from what
-was left when it was sent. Ray itself is touched only by ray_executor.py: the calls here go
-through the actor handle's methods and the `fetch` it gives (ray.get).
+was left when it was sent. Ray itself is touched only by ray_executor.py and ray_actors.py: the
+calls here go through the actor handle's methods and the `fetch` it gives (ray.get).
 """
 
 from __future__ import annotations
