@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Cli, run_cli, scaled, spawn_sexp, wait_for
+from conftest import Cli, run_cli, scaled, spawn_sexp, wait_for
 from llm_server import LLMServer
+from local_ray import ray_for_tests
 
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'sexp-tasks[ray]')")
 
 import sexp_tasks  # noqa: E402
 from sexp_tasks.batching import ray_executor  # noqa: E402
-from sexp_tasks.batching.ray_executor import RayExecutor, start_local_ray  # noqa: E402
+from sexp_tasks.batching.ray_executor import RayExecutor  # noqa: E402
 from sexp_tasks.batching.row_runner import plain_settings  # noqa: E402
 from sexp_tasks.batching.rows import ProgramBundle  # noqa: E402
 from sexp_tasks.batching.shipping import pack, unpack  # noqa: E402
@@ -43,23 +44,9 @@ TEMPLATE = """<task name="echo" type="atomic">
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[str]:
-    """A local Ray for this file; its address. Its workers get this checkout on their path and a
-    fake provider key in their environment; no token (the `sexp` processes that join it have a
-    home of their own)."""
-    saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "OPENAI_API_KEY", "RAY_AUTH_MODE")}
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [saved["PYTHONPATH"]])])
-    os.environ["OPENAI_API_KEY"] = KEY
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    start_local_ray(2, keep_credentials=True)
-    try:
-        yield str(ray.get_runtime_context().gcs_address)
-    finally:
-        ray.shutdown()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    """A local Ray for this file, its workers holding a fake provider key; its address."""
+    with ray_for_tests({"OPENAI_API_KEY": KEY}) as address:
+        yield address
 
 
 @pytest.fixture

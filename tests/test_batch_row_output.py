@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, Cli, scaled, sexp_env
+from conftest import Cli, scaled, sexp_env
 from llm_server import LLMServer
+from local_ray import ray_for_tests
 
 from sexp_tasks.batching import row_output
 from sexp_tasks.batching.rows import ProgramBundle, RowJob, RowOutcome
@@ -64,23 +65,14 @@ def test_streams_are_put_back_and_other_threads_write_as_before() -> None:
 
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'sexp-tasks[ray]')")
 
-from sexp_tasks.batching.ray_executor import RayExecutor, start_local_ray  # noqa: E402
+from sexp_tasks.batching.ray_executor import RayExecutor  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     """A local Ray for this file; its workers import this checkout (and these tests)."""
-    saved = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), *filter(None, [saved])])
-    start_local_ray(2, keep_credentials=True)
-    try:
+    with ray_for_tests():
         yield
-    finally:
-        ray.shutdown()
-        if saved is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = saved
 
 
 def napping_runner(job: RowJob, store: Any, budget: Any, share: Any) -> RowOutcome:

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, write
+from local_ray import ray_for_tests
 
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'sexp-tasks[ray]')")
 
 import sexp_tasks  # noqa: E402
 from sexp_tasks.batching import ray_executor  # noqa: E402
-from sexp_tasks.batching.ray_executor import start_local_ray  # noqa: E402
 
 pytestmark = pytest.mark.slow
 PROGRAM = """\
@@ -34,20 +36,9 @@ ROWS = [
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    """A local Ray (2 CPUs) for this file, its workers importing this checkout."""
-    saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "RAY_AUTH_MODE")}
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [saved["PYTHONPATH"]])])
-    os.environ["RAY_AUTH_MODE"] = "disabled"
-    start_local_ray(2)
-    try:
+    """A local Ray (2 CPUs) for this file, started without this process's keys."""
+    with ray_for_tests(keep_credentials=False):
         yield
-    finally:
-        ray.shutdown()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @pytest.mark.parametrize("direct", [True, False], ids=["file", "keeper"])
@@ -82,3 +73,23 @@ def test_a_python_scorer_runs_in_the_driver_on_ray(local_ray: None, workspace: P
     assert where == [driver] * 3
     [metric] = rows.summary.scores
     assert metric.line() == "score: exact mean 0.6667 min 0 max 1 n 3"
+
+
+def test_a_second_local_ray_in_one_process_runs_rows(tmp_path: Path) -> None:
+    """Test files each start a local Ray, one after another in one pytest process: the second
+    one's rows run (before tests/local_ray.py reset Ray's authentication state, every actor of
+    the second Ray died as it was created, and its rows failed)."""
+    write(tmp_path / "p.sexp", "(string-upcase x)\n")
+    script = (
+        "import sys, sexp_tasks\n"
+        "from local_ray import ray_for_tests\n"
+        "for keep in (False, True):\n"
+        "    with ray_for_tests(keep_credentials=keep):\n"
+        "        rows = sexp_tasks.batch('p.sexp', [{'x': 'a'}], executor='ray', quiet=True)\n"
+        "        print(rows[0]['status'], rows[0]['value'])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.stdout.splitlines() == ["ok A", "ok A"], done.stderr[-2000:]

@@ -6,23 +6,22 @@ its environment, as a cluster's machines would have them (tests/test_batch_ray.p
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, wait_for
+from conftest import wait_for
 from llm_server import LLMServer
 
 ray = pytest.importorskip("ray", reason="the Ray extra is not installed (pip install 'sexp-tasks[ray]')")
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 pytest.importorskip("opentelemetry.proto", reason="opentelemetry-proto decodes what the receiver gets")
 
+from local_ray import ray_for_tests  # noqa: E402
 from otlp_receiver import OtlpReceiver  # noqa: E402
 
 import sexp_tasks  # noqa: E402
-from sexp_tasks.batching.ray_executor import start_local_ray  # noqa: E402
 
 pytestmark = pytest.mark.slow
 KEY = "sk-fake-otel-ray-tests"
@@ -38,22 +37,9 @@ VARIABLES = ("PYTHONPATH", "OPENAI_API_KEY", "RAY_AUTH_MODE", "OTEL_EXPORTER_OTL
 @pytest.fixture(scope="module")
 def receiver() -> Iterator[OtlpReceiver]:
     """The receiver, and a local Ray whose workers export to it; both stopped after the file."""
-    saved = {name: os.environ.get(name) for name in VARIABLES}
     with OtlpReceiver() as running:
-        os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [saved["PYTHONPATH"]])])
-        os.environ["OPENAI_API_KEY"] = KEY
-        os.environ["RAY_AUTH_MODE"] = "disabled"
-        os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = running.endpoint
-        start_local_ray(2, keep_credentials=True)
-        try:
+        with ray_for_tests({"OPENAI_API_KEY": KEY, "OTEL_EXPORTER_OTLP_ENDPOINT": running.endpoint}):
             yield running
-        finally:
-            ray.shutdown()
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
 
 
 def test_a_batch_s_rows_on_ray_are_under_its_batch_span(
