@@ -90,6 +90,7 @@ class LLMServer:
         self.last: Scripted = Scripted()
         self.requests: list[Recorded] = []
         self.on_request: Callable[[int], None] | None = None  # called with the count of requests so far
+        self.connections = 0  # client connections open now (a dead client's close when read to their end)
         # content (or a whole Scripted reply) computed from the request
         self.answer: Callable[[dict[str, Any]], str | Scripted] | None = None
         # when set, a request carrying response_format is refused with this 400 (queue untouched),
@@ -130,6 +131,18 @@ class LLMServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server.connections += 1
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                finally:
+                    with server._lock:
+                        server.connections -= 1
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
