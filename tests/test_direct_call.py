@@ -336,7 +336,7 @@ def test_one_pooled_client_serves_every_thread(server: LLMServer) -> None:
     for thread in threads:
         thread.join(timeout=60)
     assert results == {i: f"answer to q{i}" for i in range(64)}
-    assert direct_call.http_client() is direct_call.http_client()
+    assert direct_call.connection_pool() is direct_call.connection_pool()
     assert direct_call.POOL_SIZE >= 64
 
 
@@ -372,13 +372,14 @@ def test_a_prepared_request_shows_no_key(server: LLMServer) -> None:
 def test_a_forked_child_makes_its_own_pool() -> None:
     import os
 
-    parent = direct_call.http_client()
+    parent = direct_call.connection_pool(), direct_call.http_client()
     pid = os.fork()
-    if pid == 0:  # the child: exits 0 when its pool is a new one
-        os._exit(0 if direct_call._client is None and direct_call.http_client() is not parent else 1)
+    if pid == 0:  # the child: exits 0 when its pools are new ones
+        fresh = direct_call._pool is None and direct_call._client is None
+        os._exit(0 if fresh and direct_call.connection_pool() is not parent[0] else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert direct_call.http_client() is parent
+    assert (direct_call.connection_pool(), direct_call.http_client()) == parent
 
 
 def test_an_openai_organization_keeps_litellm(

@@ -284,6 +284,8 @@ class _Batch:
     def _jobs(self, batch_id: str, out: OutFile, advance: Any) -> Iterator[RowJob]:
         """The rows to run, read from the input as the executor asks for them."""
         resuming = self.recorded is not None
+        plain = plain_settings(self.settings, quiet=True)  # once: asdict copies every field deeply
+        plain["otel"] = self.share.telemetry is not None  # a Ray worker's rows export too
         for index, row in enumerate(read_rows(self.data)):
             run_id, again, stored = new_run_id(), False, None
             inputs = {**self.options.shared_inputs, **row} if self.options.shared_inputs else row
@@ -301,8 +303,7 @@ class _Batch:
             batches.row_started(self.store, batch_id, index, run_id, resumed=again, retried=retried)
             if self.scorer is not None and self.scorer.function is not None:
                 self.reading[index] = row
-            settings = plain_settings(self.settings, quiet=True, max_cost_usd=self._left())
-            settings["otel"] = self.share.telemetry is not None  # a Ray worker's rows export too
+            settings = {**plain, "max_cost_usd": self._left()}
             force = self.options.force
             yield RowJob(
                 batch_id,

@@ -45,9 +45,14 @@ LAZY_IMPORTS: dict[str, Lazy] = {
     ),
     "sexp_tasks.handler.direct_call": Lazy(
         ("sexp_tasks.handler.llm",),
-        "a model call on the direct path (its pooled HTTP client, httpx), with litellm: 0 ms more",
+        "a model call on the direct path (its connection pool, and httpx's answers), with litellm: 0 ms more",
         program=True,
         brings=("httpx",),
+    ),
+    "certifi": Lazy(
+        ("sexp_tasks.handler.http_pool",),
+        "the first https connection of the direct path: the certificates httpx trusts",
+        program=True,
     ),
     "tiktoken": Lazy(
         ("sexp_tasks.handler.tokens",),

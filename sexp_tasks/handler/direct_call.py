@@ -1,6 +1,6 @@
 """A model call without litellm.completion: litellm's provider config builds the request
-(direct_request.py) and reads the answer, and one pooled httpx client per process sends it (issue 23,
-point 3).
+(direct_request.py) and reads the answer, and one pool of kept-alive connections per process
+(http_pool.py) sends it (issue 23, point 3).
 
 litellm.completion spends ~5 ms of CPU per call on machinery a sexp call does not use (its logging
 object, callbacks, cost and metadata bookkeeping, a new OpenAI SDK request per call); this path
@@ -8,6 +8,11 @@ keeps what decides the bytes sent and the answer read — the request as direct_
 it, the provider config's transform_response and its stream iterator, litellm's own exceptions for
 a failure — and sends the request itself. tests/test_direct_call.py checks the same bytes reach the
 provider either way.
+
+The request goes with httpx's default headers, as litellm's clients send it; the answer is handed
+to the provider config as the httpx.Response it reads (httpx decodes a compressed body). When a
+proxy is configured (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY), httpx's own pooled client sends the
+request: it applies the proxy and NO_PROXY as litellm's clients do.
 
 llm.py sends the calls direct_request.py does not build a request for through litellm.completion,
 and the async transport through litellm.acompletion. litellm itself is passed in by llm.py, the one
@@ -20,35 +25,49 @@ import json
 import os
 import threading
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 
 from .direct_request import Prepared
+from .http_pool import FAILURES, Pool, Reply
 
 # One connection pool for every call of the process: kept-alive connections reused across calls
-# and threads (httpx.Client is thread-safe), room for a batch's 64 rows in flight and more.
+# and threads, room for a batch's 64 rows in flight and more.
 POOL_SIZE = 128
-_client: httpx.Client | None = None
-_client_lock = threading.Lock()
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+_pool: Pool | None = None
+_client: httpx.Client | None = None  # for a proxied call
+_headers: dict[str, str] | None = None  # httpx's defaults (Accept, Accept-Encoding, User-Agent...)
+_lock = threading.Lock()
 
 
-def _forget_client() -> None:
-    """In a forked child: the parent's pool is its own (its connections are shared sockets), and
-    its lock may have been held by a thread the child does not have."""
-    global _client, _client_lock
-    _client = None
-    _client_lock = threading.Lock()
+def _forget_pools() -> None:
+    """In a forked child: the parent's pools are its own (their connections are shared sockets),
+    and the lock may have been held by a thread the child does not have."""
+    global _pool, _client, _lock
+    _pool, _client, _lock = None, None, threading.Lock()
 
 
-os.register_at_fork(after_in_child=_forget_client)
+os.register_at_fork(after_in_child=_forget_pools)
+
+
+def connection_pool() -> Pool:
+    """The process's one pool of connections, made on first use."""
+    global _pool
+    if _pool is None:
+        with _lock:
+            if _pool is None:
+                _pool = Pool(POOL_SIZE)
+    return _pool
 
 
 def http_client() -> httpx.Client:
-    """The process's one pooled HTTP client, made on first use."""
+    """The process's one pooled httpx client (a proxied call's), made on first use."""
     global _client
     if _client is None:
-        with _client_lock:
+        with _lock:
             if _client is None:
                 limits = httpx.Limits(
                     max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE, keepalive_expiry=30.0
@@ -60,28 +79,83 @@ def http_client() -> httpx.Client:
 def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:
     """The answer to prepared, as litellm's ModelResponse (a stream read to the end by stream, a
     StreamReader); a litellm exception when it fails, the one litellm.completion raises for it."""
-    client = http_client()
-    request = client.build_request(
-        "POST", prepared.url, headers=prepared.headers, content=prepared.body, timeout=timeout
-    )
     response = None
     try:
-        response = client.send(request, stream=prepared.stream)
+        if any(os.environ.get(name) for name in PROXY_VARIABLES):
+            response = _through_httpx(prepared, timeout)
+        else:
+            response = _through_pool(prepared, timeout)
         if response.status_code >= 400:
             response.read()
             raise _status_error(litellm, prepared, response)
         if prepared.stream:
             return stream.read(_wrapped(litellm, prepared, _chunks(litellm, prepared, response)))
+        response.read()
         return _answer(litellm, prepared, response)
-    except httpx.TimeoutException as exc:
+    except (TimeoutError, httpx.TimeoutException) as exc:
         raise litellm.Timeout(
             message=f"{type(exc).__name__}: {exc}", model=prepared.model, llm_provider=prepared.provider
         ) from None
-    except httpx.TransportError as exc:
+    except (*FAILURES, httpx.TransportError) as exc:
         raise _lost(litellm, prepared, exc)  # its cause is set: the lost connection
     finally:
         if response is not None:
             response.close()
+
+
+def _through_pool(prepared: Prepared, timeout: float) -> httpx.Response:
+    """prepared sent over the pool; its response, the body still to read."""
+    global _headers
+    if _headers is None:
+        with httpx.Client(trust_env=False) as defaults:
+            _headers = dict(defaults.headers)
+    given = {name.lower() for name in prepared.headers}
+    headers = {name: value for name, value in _headers.items() if name.lower() not in given}
+    headers.update(prepared.headers)
+    reply = connection_pool().post(prepared.url, headers, prepared.body, timeout)
+    response = _Response(reply.status, headers=reply.headers, stream=_Body(reply))
+    response.url_sent = prepared.url
+    return response
+
+
+class _Response(httpx.Response):
+    """httpx's Response, its request made only when asked for (by an error's reader): building
+    one parses the URL again, a tenth of the call's transport."""
+
+    url_sent = ""
+
+    @property
+    def request(self) -> httpx.Request:
+        if self._request is None:
+            self._request = httpx.Request("POST", self.url_sent)
+        return self._request
+
+    @request.setter
+    def request(self, value: httpx.Request) -> None:
+        self._request = value
+
+
+def _through_httpx(prepared: Prepared, timeout: float) -> httpx.Response:
+    """prepared sent by httpx's client (its proxy settings applied); its response, the body still
+    to read."""
+    client = http_client()
+    request = client.build_request(
+        "POST", prepared.url, headers=prepared.headers, content=prepared.body, timeout=timeout
+    )
+    return client.send(request, stream=True)
+
+
+class _Body(httpx.SyncByteStream):
+    """A Reply's body as httpx reads a response's: its pieces as they arrive."""
+
+    def __init__(self, reply: Reply) -> None:
+        self._reply = reply
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._reply.chunks()
+
+    def close(self) -> None:
+        self._reply.close()
 
 
 def _status_error(litellm: Any, prepared: Prepared, response: httpx.Response) -> Exception:
@@ -104,7 +178,7 @@ def _status_error(litellm: Any, prepared: Prepared, response: httpx.Response) ->
     )
 
 
-def _lost(litellm: Any, prepared: Prepared, exc: httpx.TransportError) -> Exception:
+def _lost(litellm: Any, prepared: Prepared, exc: Exception) -> Exception:
     """The litellm exception for a connection refused or broken, as litellm.completion raises it:
     through the OpenAI SDK an InternalServerError caused by its APIConnectionError (a lost
     connection: provider_errors._lost_connection); through litellm's own HTTP client the provider's

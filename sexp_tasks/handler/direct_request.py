@@ -9,12 +9,12 @@ where it reads them. tests/test_direct_call.py checks the same bytes reach the p
 
 Only the providers of DIRECT_PROVIDERS take this path; llm.py sends everything else (a mock, an
 unknown provider, a registered litellm callback, litellm-wide settings, SEXP_LLM_DIRECT=0) through
-litellm.completion. Apart from direct_call.py, which sends the request through its pooled httpx
-client and reads the answer: building a request needs no HTTP client, so httpx stays with the
-sender. litellm itself is passed in by llm.py, the one module that imports it."""
+litellm.completion. direct_call.py sends the request and reads the answer: building a request
+needs no HTTP client. litellm itself is passed in by llm.py, the one module that imports it."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass, field
@@ -28,6 +28,9 @@ DIRECT_PROVIDERS = frozenset({"openai", "anthropic", "mistral"})
 # Those whose stream the direct path reads (OpenAI's chunks as its config's iterator gives them; the
 # others' through litellm's CustomStreamWrapper, as litellm.completion hands them over).
 DIRECT_STREAMS = frozenset({"openai", "anthropic", "mistral"})
+
+KNOWN_PARAMS = 256  # the settings whose provider parameters are kept (a batch has a few)
+_known_params: dict[str, dict[str, Any]] = {}  # JSON of (model, provider, settings) -> parameters
 
 # The keys of a call's options that are litellm's, not the provider's.
 _TRANSPORT = frozenset({"model", "messages", "timeout", "drop_params", "max_retries", "api_base"})
@@ -59,6 +62,28 @@ class Prepared:
     json_mode: bool
 
 
+def _optional_params(litellm: Any, model: str, provider: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """litellm's get_optional_params for these settings, a copy of its first answer: it reads
+    neither the messages nor anything that changes between calls (litellm-wide settings send the
+    call through litellm.completion), and it cost a fifth of a direct call's CPU (it scans every
+    provider's name). Settings that are not JSON (a pydantic response_format) are asked every time."""
+    try:
+        key: str | None = json.dumps([model, provider, settings], sort_keys=True)
+    except (TypeError, ValueError):
+        key = None
+    known = _known_params.get(key) if key is not None else None
+    if known is None:
+        known = litellm.utils.get_optional_params(
+            model=model, custom_llm_provider=provider, drop_params=True, **settings
+        )
+        if key is not None:
+            if len(_known_params) >= KNOWN_PARAMS:
+                _known_params.clear()
+            _known_params[key] = copy.deepcopy(known)
+            return known
+    return copy.deepcopy(known)
+
+
 def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
     """The request litellm.completion(**options) would send, built by its provider config; None
     when this path does not cover the call (then litellm.completion sends it)."""
@@ -81,9 +106,7 @@ def prepare(litellm: Any, options: dict[str, Any]) -> Prepared | None:
     messages = _messages(litellm, config, model, provider, api_base, options["messages"], settings)
     stream = bool(settings.get("stream"))
     extra_headers = dict(settings.pop("extra_headers", None) or {})
-    optional = litellm.utils.get_optional_params(
-        model=model, custom_llm_provider=provider, drop_params=True, messages=messages, **settings
-    )
+    optional = _optional_params(litellm, model, provider, settings)
     optional.pop("max_retries", None)
     api_key = dynamic_key or _api_key(litellm, provider)
     if not api_key:  # litellm.completion refuses it before sending: an authentication failure, said so

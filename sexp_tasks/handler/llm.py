@@ -1,7 +1,7 @@
 """The one module that imports litellm: a ModelRequest in, a ModelAnswer or a ProviderError out.
 
 A call to a provider direct_call.py covers (openai, anthropic, mistral) is built
-by litellm's provider config and sent through one pooled httpx client, without litellm.completion's
+by litellm's provider config and sent over one pool of kept-alive connections, without litellm.completion's
 per-call machinery (about a third of its CPU); every other call, and every call under
 SEXP_LLM_DIRECT=0, goes through litellm.completion (litellm.acompletion under the async transport).
 
@@ -296,7 +296,7 @@ def _response_cost(litellm: Any, response: Any, model: str) -> float:
 
 
 def transport() -> str:
-    """How real calls travel in this process: `sync` (in the calling thread, over httpx: the direct
+    """How real calls travel in this process: `sync` (in the calling thread: the direct
     path of direct_call.py where it covers the call, else litellm.completion; the default, cheapest
     in CPU) or `async` (litellm.acompletion on one shared event loop, over aiohttp), chosen by
     SEXP_LLM_TRANSPORT. Both meet pmap's goals (bench/pmap.py)."""

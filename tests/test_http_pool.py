@@ -1,0 +1,220 @@
+"""The direct model call's transport (sexp_tasks/handler/http_pool.py): kept-alive connections
+reused, a connection the server closed or a body left unread never reused, streams read as they
+arrive, failures raised as OSError; and the direct call's use of it (handler/direct_call.py): a
+proxy setting sends the call through httpx, which applies it; the provider parameters asked once
+per settings (handler/direct_request.py).
+
+The recording server of the other tests speaks HTTP/1.0 for plain answers (a connection per
+request): these tests have an HTTP/1.1 server of their own that keeps connections alive."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from conftest import wait_for
+from llm_server import LLMServer
+
+from sexp_tasks.handler import direct_request, http_pool, llm
+from sexp_tasks.handler.model_request import ModelRequest
+
+
+class KeepAlive:
+    """An HTTP/1.1 server on 127.0.0.1: POST answers its body upper-cased (Content-Length), or
+    as `pieces` chunks when the path is /stream; counts the connections it accepted and has open."""
+
+    def __init__(self) -> None:
+        self.accepted = 0
+        self.open = 0
+        self.close_after_answer = False  # close the connection (silently) once an answer is sent
+        self.delay = 0.0
+        self.pieces = [b"one ", b"two ", b"three"]
+        self.release = threading.Event()  # /stream waits for it after its first piece
+        self.release.set()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                server.accepted += 1
+                server.open += 1
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                finally:
+                    server.open -= 1
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                time.sleep(server.delay)
+                try:
+                    if self.path == "/stream":
+                        self.send_response(200)
+                        self.send_header("Transfer-Encoding", "chunked")
+                        self.end_headers()
+                        for number, piece in enumerate(server.pieces):
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                            self.wfile.flush()
+                            if number == 0:
+                                server.release.wait(10)
+                        self.wfile.write(b"0\r\n\r\n")
+                    else:
+                        self.send_response(200)
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body.upper())
+                    self.wfile.flush()
+                except OSError:
+                    self.close_connection = True
+                    return
+                if server.close_after_answer:
+                    self.close_connection = True
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def keep_alive() -> Iterator[KeepAlive]:
+    running = KeepAlive()
+    yield running
+    running.stop()
+
+
+def post(pool: http_pool.Pool, url: str, body: bytes = b"hello", timeout: float = 10.0) -> bytes:
+    return pool.post(url, {"Content-Type": "text/plain"}, body, timeout).body()
+
+
+def test_connections_are_kept_alive_and_reused(keep_alive: KeepAlive) -> None:
+    pool = http_pool.Pool(8)
+    answers = [post(pool, keep_alive.url + "/echo", f"call {i}".encode()) for i in range(20)]
+    assert answers == [f"CALL {i}".encode() for i in range(20)]
+    assert keep_alive.accepted == 1
+
+
+def test_threads_share_the_pool_without_mixing_answers(keep_alive: KeepAlive) -> None:
+    pool = http_pool.Pool(8)
+    keep_alive.delay = 0.01
+    answers: dict[int, bytes] = {}
+
+    def ask(i: int) -> None:
+        for j in range(5):
+            answers[i * 10 + j] = post(pool, keep_alive.url + "/echo", f"q{i}-{j}".encode())
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert answers == {i * 10 + j: f"Q{i}-{j}".encode() for i in range(8) for j in range(5)}
+    assert keep_alive.accepted <= 8  # at most one connection per thread in flight at once
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused(keep_alive: KeepAlive) -> None:
+    pool = http_pool.Pool(8)
+    keep_alive.close_after_answer = True  # as a server whose keep-alive timeout passed
+    assert post(pool, keep_alive.url + "/echo", b"first") == b"FIRST"
+    wait_for(lambda: keep_alive.open == 0, 10, "the server closed the connection")
+    keep_alive.close_after_answer = False
+    assert post(pool, keep_alive.url + "/echo", b"second") == b"SECOND"  # not an error: a new connection
+    assert keep_alive.accepted == 2
+
+
+def test_a_stream_arrives_in_pieces_and_its_connection_is_reused(keep_alive: KeepAlive) -> None:
+    pool = http_pool.Pool(8)
+    keep_alive.release.clear()
+    reply = pool.post(keep_alive.url + "/stream", {}, b"", 10.0)
+    pieces = reply.chunks()
+    assert next(pieces) == b"one "  # before the rest is sent: read as it arrives
+    keep_alive.release.set()
+    assert b"".join(pieces) == b"two three"
+    assert post(pool, keep_alive.url + "/echo") == b"HELLO"
+    assert keep_alive.accepted == 1
+
+
+def test_a_body_left_unread_closes_its_connection(keep_alive: KeepAlive) -> None:
+    pool = http_pool.Pool(8)
+    keep_alive.release.clear()
+    reply = pool.post(keep_alive.url + "/stream", {}, b"", 10.0)
+    assert next(reply.chunks()) == b"one "
+    reply.close()  # a stream stopped early (a budget, a Ctrl-C): the rest would be the next answer's
+    keep_alive.release.set()
+    assert post(pool, keep_alive.url + "/echo") == b"HELLO"
+    assert keep_alive.accepted == 2
+
+
+def test_a_slow_answer_is_a_timeout(keep_alive: KeepAlive) -> None:
+    keep_alive.delay = 2.0
+    with pytest.raises(TimeoutError):
+        post(http_pool.Pool(8), keep_alive.url + "/echo", timeout=0.2)
+
+
+def test_a_refused_connection_is_an_os_error() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(http_pool.FAILURES):
+        post(http_pool.Pool(8), f"http://127.0.0.1:{port}/echo")
+
+
+def test_not_an_http_url_is_refused() -> None:
+    with pytest.raises(ValueError, match="not an HTTP URL"):
+        post(http_pool.Pool(8), "ftp://127.0.0.1/x")
+
+
+def test_a_proxy_setting_sends_the_call_through_it(
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP_PROXY set: httpx's client sends the call, to the proxy (here the recording server,
+    which answers what it is asked for in a proxy's absolute form)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-proxy")
+    monkeypatch.setenv("HTTP_PROXY", server.base_url.removesuffix("/v1"))
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    server.script("through the proxy")
+    request = ModelRequest.build("openai/test-model", [{"role": "user", "content": "hi"}])
+    answer = llm.complete(request, api_base="http://provider.invalid/v1")
+    assert answer.text == "through the proxy"
+    assert server.requests[-1].path == "http://provider.invalid/v1/chat/completions"
+
+
+def test_provider_parameters_are_asked_once_per_settings(
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-params")
+    litellm = llm._litellm()
+    asked: list[dict[str, Any]] = []
+    real = litellm.utils.get_optional_params
+
+    def counted(**given: Any) -> Any:
+        asked.append(given)
+        return real(**given)
+
+    monkeypatch.setattr(litellm.utils, "get_optional_params", counted)
+    monkeypatch.setattr(direct_request, "_known_params", {})
+    server.script("ok")
+    for temperature in (0.2, 0.2, 0.7, 0.2):
+        messages = [{"role": "user", "content": f"t {temperature}"}]
+        request = ModelRequest.build("openai/test-model", messages, generation={"temperature": temperature})
+        llm.complete(request, api_base=server.base_url)
+    sent = [json.loads(request.raw)["temperature"] for request in server.requests]
+    assert sent == [0.2, 0.2, 0.7, 0.2]
+    assert [given["temperature"] for given in asked] == [0.2, 0.7]
