@@ -14,7 +14,7 @@ from conftest import write
 
 import sexp_tasks
 from sexp_tasks.config import Settings
-from sexp_tasks.lang.compiled_programs import CompiledPrograms
+from sexp_tasks.lang.compiled_programs import KEPT, CompiledPrograms
 from sexp_tasks.lang.compiler import Compiler
 from sexp_tasks.lang.environment import Scope
 from sexp_tasks.lang.values import Code
@@ -166,3 +166,14 @@ def test_a_compilation_is_kept_for_the_same_text_origin_and_object_named_only() 
     assert programs.codes("(+ 1 2)", "b.sexp", settings) is not codes
     assert programs.codes("(+ 1 3)", "a.sexp", settings) is not codes
     assert [code([None, 0]) for code in programs.codes("(+ 1 3)", "a.sexp", settings)] == [4]
+
+
+def test_only_the_last_programs_are_kept() -> None:
+    programs = CompiledPrograms(Runtime(load_templates=False).compiler)
+    first = programs.codes("(+ 1 0)", "a.sexp")
+    for i in range(1, KEPT):
+        programs.codes(f"(+ 1 {i})", "a.sexp")
+    assert programs.codes("(+ 1 0)", "a.sexp") is first  # KEPT programs: all still kept
+    programs.codes(f"(+ 1 {KEPT})", "a.sexp")  # one more: the first compiled goes
+    again = programs.codes("(+ 1 0)", "a.sexp")
+    assert again is not first and [code([None, 0]) for code in again] == [1]

@@ -49,8 +49,8 @@ class CompiledPrograms:
         if found is not None and found[0] is also:
             return found[1]
         codes = [self._compiler.compile(form, None) for form in read(text, origin)]
-        if len(self._kept) >= KEPT:
-            del self._kept[next(iter(self._kept))]  # the oldest
+        if len(self._kept) >= KEPT:  # the oldest goes (pop: no error should two threads share it)
+            self._kept.pop(next(iter(self._kept), None), None)
         self._kept[key] = (also, codes)
         return codes
 
