@@ -15,6 +15,7 @@ from .diagnostics import log_line, warning_line
 from .errors import FileError, OutputClosed, SexpError
 from .handler.tracing import NO_TRACER
 from .lang.check import check_forms
+from .lang.compiled_programs import CompiledPrograms
 from .lang.compiler import Compiler
 from .lang.documentation import Doc
 from .lang.environment import TOP_FRAME
@@ -92,6 +93,7 @@ class Runtime(TaskServices):
         self.globals, self.compiler, self.library = core.globals, core.compiler, core.prelude
         self.documentation = core.documentation  # help, `sexp doc`
         self._core_names = frozenset(self.globals.values.keys() | self.globals.pending.keys())  # bind_inputs
+        self._programs = CompiledPrograms(self.compiler)  # run_recorded's: a batch's rows run one program
         if load_templates:
             self.tasks.load_templates(program=program)
 
@@ -143,7 +145,7 @@ class Runtime(TaskServices):
         does not read or compile is no run. reuse: a recorded run whose answers this new run's
         model turns take when they ask what it asked (SPEC §11.2). then: called with the program's
         value inside the run (a batch's scorer: batching/scoring.py)."""
-        codes = [self.compiler.compile(form, None) for form in read(text, str(path))]
+        codes = self._programs.codes(text, str(path), self.tasks.settings)  # run_script keeps the settings
         run = self.run = run or self.new_run()
         program, given = str(path), _json_inputs(inputs)
         if resume is None:

@@ -69,7 +69,9 @@ def compile_defatom(form: FunctionCallNode, scope: Scope | None, tail: bool, c: 
         failure = err.at(form.span)
 
         def fail(env: list[Any]) -> Value:
-            raise failure  # a bad template is reported when the defatom runs, so try can catch it
+            # a bad template is reported when the defatom runs, so try can catch it; each time with
+            # this raise's traceback alone, not those of every run before (the code may be kept)
+            raise failure.with_traceback(None)
 
         return fail
     system = c.extension(TaskSystem)
