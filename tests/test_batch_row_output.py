@@ -75,7 +75,7 @@ def local_ray() -> Iterator[None]:
         yield
 
 
-def napping_runner(job: RowJob, store: Any, budget: Any, share: Any) -> RowOutcome:
+def napping_runner(job: RowJob, store: Any, budget: Any, share: Any, runtime_for: Any = None) -> RowOutcome:
     """A row that waits a while (job.inputs["nap"] seconds), prints, and ends; a row "die" kills
     its worker the first time it runs."""
     if job.inputs.get("die") and not job.resuming:

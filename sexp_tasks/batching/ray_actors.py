@@ -31,11 +31,12 @@ from ..redact import hide_credentials_from_other_processes
 from ..runs.store import Store
 from . import row_output
 from .row_runner import BatchShare
+from .row_runtime import RowRuntimes
 from .rows import RowJob, RowOutcome
 from .shared_budget import RemoteBudget
 from .shipping import unpack
 
-RowRunner = Callable[..., RowOutcome]  # (job, store, budget, share): run_row
+RowRunner = Callable[..., RowOutcome]  # (job, store, budget, share, runtime_for): run_row
 GATHER_SECONDS = 0.005  # how long a worker lets rows ending together gather before it hands them back
 
 
@@ -136,6 +137,7 @@ class RowWorker:
         self.budget = RemoteBudget(*budget, ray.get) if budget is not None else None
         self.programs: dict[str, tuple[Any, dict[str, Any]]] = {}  # unpacked bundles by ref
         self.share: BatchShare | None = None  # the batch's templates and cassette in this process
+        self.runtimes: RowRuntimes | None = None  # each of its threads' Runtime, reused row after row
         self.lock = threading.Lock()
         self.todo: queue.Queue[RowJob] = queue.Queue()
         self.changed = threading.Condition()  # a row ended, or printed a line
@@ -171,10 +173,13 @@ class RowWorker:
             job = self.todo.get()
             began = time.monotonic()
             with self.lock:  # made once, by the first row: a worker serves one batch
-                self.share = self.share or BatchShare.for_row(job)
+                if self.share is None:
+                    self.share = BatchShare.for_row(job)
+                    self.runtimes = RowRuntimes(self.share) if self.share is not None else None
+            fresh = self.runtimes.fresh if self.runtimes is not None else None
             try:
                 with row_output.labelled(job.index):
-                    outcome = self.runner(job, self.store, self.budget, self.share)
+                    outcome = self.runner(job, self.store, self.budget, self.share, fresh)
             except BaseException as err:  # a bug (run_row reports a row's own errors): the row's,
                 # and this thread goes on (a row that never ended would hold its exchange forever)
                 outcome = error_outcome(job, f"the row failed on Ray: {one_line(err)}", began)

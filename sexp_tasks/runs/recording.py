@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 from typing import Any, Protocol
 
 from ..errors import RunError, SexpError
@@ -264,6 +265,8 @@ class Run:
             lock.close()
 
 
+@lru_cache(maxsize=64)
 def _program_root(program: str) -> str | None:
-    """The directory step keys are relative to: the program file's, None for <eval> and <repl>."""
+    """The directory step keys are relative to: the program file's, None for <eval> and <repl>.
+    Kept per program path: realpath asks the file system, and a batch asks once per row."""
     return None if program.startswith("<") else os.path.dirname(os.path.realpath(program))
