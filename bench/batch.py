@@ -3,6 +3,7 @@
 .venv/bin/python bench/batch.py [--rows 1000] [--concurrency 64] [--executors threads ray2 ray4]
 .venv/bin/python bench/batch.py --quick          # 128 rows at 32 (a smoke run)
 .venv/bin/python bench/batch.py --memory         # the driver's memory: 10,000 rows against 1,000
+.venv/bin/python bench/batch.py --marginal       # also CPU per row between 1,000 and 4,000 rows
 
 Side by side, each as a ratio to the ideal (delay × ceil(rows / concurrency)):
   threads       `sexp batch`'s driver (batching.driver.run_batch) on the threads executor
@@ -18,8 +19,11 @@ Side by side, each as a ratio to the ideal (delay × ceil(rows / concurrency)):
                 to make it, and the others run. --quick and --no-dspy leave it out.
 Each runs in a child process of its own, so that its peak memory (ru_maxrss) and CPU are its own.
 CPU per call counts the driver process and every process under it (for Ray: its GCS, raylet and
-workers, read from /proc every 100 ms, so a process's last 100 ms may be missed); the server, in a
-process of its own (bench/pmap.py's), is not counted. Linux only (/proc).
+workers, read from /proc every 100 ms, so a process's last 100 ms may be missed), from the clock's
+start (what Ray's processes spent starting before it is not counted); the server, in a process of
+its own (bench/pmap.py's), is not counted. --marginal adds what one more row costs (the CPU
+between a batch of --rows and one of 4× as many): a batch's fixed cost (Ray's workers starting,
+every process's first calls) left out. Linux only (/proc).
 """
 
 from __future__ import annotations
@@ -50,17 +54,21 @@ DSPY_ANSWER = "[[ ## answer ## ]]\nbench answer\n\n[[ ## completed ## ]]"  # its
 MESSAGES = [{"role": "system", "content": "bench"}, {"role": "user", "content": "Echo 1"}]
 GOAL_RATIO = 1.25  # the best executor, against the ideal
 GOAL_MEMORY = 1.5  # the driver's peak memory at 10x the rows
+GOAL_RAY = 1.5  # a Ray row's CPU (all processes) against a thread's
 PROGRAM = '(defatom echo (params x) (instructions "Echo {{x}}"))\n(task-content (echo x))\n'
 CLOCK = os.sysconf("SC_CLK_TCK")
 
 
 class TreeCPU:
-    """CPU seconds of this process's descendants, sampled from /proc every 100 ms (the sampling's
-    own CPU is left out)."""
+    """CPU seconds this process's descendants spend from now on, sampled from /proc every 100 ms
+    (the sampling's own CPU is left out). What they spent before (a local Ray's processes, started
+    before the clock, as a cluster would be) is not counted."""
 
     def __init__(self) -> None:
         self.seen: dict[int, float] = {}
         self.own = 0.0
+        self.sample()
+        self.before, self.seen, self.own = self.seen, {}, 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
@@ -95,7 +103,7 @@ class TreeCPU:
     def stop(self) -> float:
         self._stop.set()
         self._thread.join()
-        return sum(self.seen.values())
+        return sum(cpu - self.before.get(pid, 0.0) for pid, cpu in self.seen.items())
 
 
 def one(executor: str, rows: int, concurrency: int, base_url: str) -> dict[str, Any]:
@@ -171,7 +179,7 @@ def bare_threads_path(base_url: str) -> Any:
 
     def call(_: int) -> bool:
         answer = litellm.completion(
-            model="openai/test-model", messages=MESSAGES, api_base=base_url, timeout=600.0
+            model="openai/test-model", messages=MESSAGES, api_base=base_url, timeout=30.0
         )
         return bool(answer.choices[0].message.content)
 
@@ -261,9 +269,34 @@ def speed(args: argparse.Namespace, base_url: str) -> None:
     best = min(results[name]["seconds"] / ideal for name in args.executors)
     print(f"goal: the best executor ≤ {GOAL_RATIO}× ideal: {'met' if best <= GOAL_RATIO else 'MISSED'} "
           f"({best:.2f}×)")
+    per_row = {name: results[name]["all_cpu"] / args.rows * 1000 for name in names}
+    if "threads" in per_row and "dspy" in per_row:
+        ratio = per_row["threads"] / per_row["dspy"]
+        print(f"goal: threads' CPU per row ≤ DSPy's: {'met' if ratio <= 1 else 'MISSED'} ({ratio:.2f}×)")
+    if args.marginal:
+        marginal(args, base_url, results)
     failed = [name for name in names if results[name]["ok"] != args.rows]
     if failed:  # goals are reported, not asserted; rows that fail make the figures meaningless
         sys.exit(f"rows failed on {', '.join(failed)}: the figures above do not measure a batch")
+
+
+def marginal(args: argparse.Namespace, base_url: str, results: dict[str, dict[str, Any]]) -> None:
+    """Each executor's CPU per row between --rows and 4× as many rows: what one more row costs,
+    without the fixed cost of a batch (Ray's row workers starting and importing litellm in the
+    time; the first calls' warm-ups in every process), which a longer batch spreads thinner."""
+    more = args.rows * 4
+    print(f"marginal CPU per row, all processes (between {args.rows} and {more} rows: start-up left out)")
+    slopes: dict[str, float] = {}
+    for name in args.executors:
+        bigger = measure(name, more, args.concurrency, base_url)
+        slopes[name] = (bigger["all_cpu"] - results[name]["all_cpu"]) / (more - args.rows) * 1000
+        fixed = results[name]["all_cpu"] - slopes[name] * args.rows / 1000
+        print(f"{name:<14} {slopes[name]:>6.2f} ms/row  (fixed: {fixed:.1f} s of CPU per batch)")
+    if "threads" in slopes:
+        for name in (name for name in slopes if name.startswith("ray")):
+            ratio = slopes[name] / slopes["threads"]
+            print(f"goal: {name}'s marginal CPU per row ≤ {GOAL_RAY}× threads': "
+                  f"{'met' if ratio <= GOAL_RAY else 'MISSED'} ({ratio:.2f}×)")
 
 
 def memory(args: argparse.Namespace, base_url: str) -> None:
@@ -290,6 +323,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="128 rows at 32, threads and ray2: a smoke run")
     parser.add_argument("--memory", action="store_true", help="the driver's memory at 10x the rows")
     parser.add_argument("--no-dspy", action="store_true", help="leave DSPy's path out")
+    parser.add_argument(
+        "--marginal", action="store_true", help="also the CPU per row between --rows and 4x as many rows"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -177,3 +177,29 @@ def test_only_the_last_programs_are_kept() -> None:
     programs.codes(f"(+ 1 {KEPT})", "a.sexp")  # one more: the first compiled goes
     again = programs.codes("(+ 1 0)", "a.sexp")
     assert again is not first and [code([None, 0]) for code in again] == [1]
+
+
+def test_a_library_definition_is_compiled_once_per_thread_not_once_a_row(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row's first use of a prelude procedure compiles it; the thread's Runtime keeps it,
+    compiled again in its clean state, for its next rows (before, every row compiled it again)."""
+    from sexp_tasks.lang.prelude import LazyDefinitions
+
+    write(workspace / "p.sexp", "(define (inc x) (- x 1))\n(list (inc x) (sum (list x x)) (even? x))\n")
+    compiled: list[str] = []
+    resolve = LazyDefinitions.resolve
+
+    def counting(self: LazyDefinitions, name: str) -> Any:
+        if name in self._pending and name in ("sum", "even?", "inc"):
+            compiled.append(name)
+        return resolve(self, name)
+
+    monkeypatch.setattr(LazyDefinitions, "resolve", counting)
+    rows = [{"x": i} for i in range(40)]
+    got = sexp_tasks.batch(workspace / "p.sexp", rows, executor="threads", concurrency=2, quiet=True)
+    # inc is the program's own (it shadows the prelude's in every row): never the library's
+    assert [row["value"] for row in got] == [[i - 1, 2 * i, i % 2 == 0] for i in range(40)]
+    assert "inc" not in compiled
+    for name in ("sum", "even?"):  # at most twice per thread (first use, then once clean): 2 threads
+        assert 1 <= compiled.count(name) <= 4, compiled

@@ -6,7 +6,9 @@ only on the batch's settings, templates and exporter of spans. Before each row t
 Runtime is put back as it was when made: the globals bound then (an earlier row's define,
 defatom and inputs are forgotten, a redefined name is bound again), a fresh copy of the batch's
 templates, and a task system that has forgotten the earlier rows' tasks, history, warnings and
-mock replies. A row whose settings differ from the Runtime's gets a new one.
+mock replies. A library definition a row compiled on first use is compiled again in the clean
+Runtime and kept, as if it had been compiled before any row (not once a row). A row whose
+settings differ from the Runtime's gets a new one.
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ class RowRuntimes:
             self._local.held = (key, runtime, runtime.globals.saved())
             return runtime
         _, runtime, saved = held
+        compiled = [name for name in saved[1] if name not in runtime.globals.pending]
         runtime.globals.restore(saved)
+        if compiled:  # the library definitions the last row compiled (task-content...): compiled
+            # again now, as a fresh Runtime would, and kept, so that each is compiled once a thread
+            for name in compiled:
+                runtime.library.resolve(name)
+            self._local.held = (key, runtime, runtime.globals.saved())
         runtime.tasks.start_afresh(self._share.library.copy(runtime.warn))
         return runtime
