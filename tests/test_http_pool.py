@@ -9,12 +9,16 @@ request): these tests have an HTTP/1.1 server of their own that keeps connection
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +33,7 @@ class KeepAlive:
     """An HTTP/1.1 server on 127.0.0.1: POST answers its body upper-cased (Content-Length), or
     as `pieces` chunks when the path is /stream; counts the connections it accepted and has open."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.accepted = 0
         self.open = 0
         self.close_after_answer = False  # close the connection (silently) once an answer is sent
@@ -84,7 +88,10 @@ class KeepAlive:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
         threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
 
     def stop(self) -> None:
@@ -218,3 +225,57 @@ def test_provider_parameters_are_asked_once_per_settings(
     sent = [json.loads(request.raw)["temperature"] for request in server.requests]
     assert sent == [0.2, 0.2, 0.7, 0.2]
     assert [given["temperature"] for given in asked] == [0.2, 0.7]
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1, signed by its own key: (certificate, key) files."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    here = x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(here, False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_file, key_file
+
+
+def test_https_trusts_ssl_cert_file_and_refuses_an_unknown_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("cryptography", reason="makes the test's certificate")
+    cert_file, key_file = self_signed(tmp_path)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert_file, key_file)
+    server = KeepAlive(tls)
+    try:
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        with pytest.raises(ssl.SSLCertVerificationError):  # certifi's authorities did not sign it
+            post(http_pool.Pool(8), server.url + "/echo")
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+        pool = http_pool.Pool(8)
+        assert [post(pool, server.url + "/echo", b"over tls") for _ in range(3)] == [b"OVER TLS"] * 3
+        assert server.accepted == 1  # one kept-alive connection (the refused handshake reached no handler)
+    finally:
+        server.stop()
