@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 from conftest import wait_for
-from llm_server import LLMServer
+from llm_server import LLMServer, Scripted
 
-from sexp_tasks.handler import direct_request, http_pool, llm
+from sexp_tasks.handler import direct_call, direct_request, http_pool, llm
 from sexp_tasks.handler.model_request import ModelRequest
+from sexp_tasks.handler.provider_errors import ProviderError
 
 
 class KeepAlive:
@@ -39,6 +40,7 @@ class KeepAlive:
         self.close_after_answer = False  # close the connection (silently) once an answer is sent
         self.delay = 0.0
         self.pieces = [b"one ", b"two ", b"three"]
+        self.headers: list[tuple[str, str]] = []  # the last request's, names in lower case
         self.release = threading.Event()  # /stream waits for it after its first piece
         self.release.set()
         server = self
@@ -62,8 +64,17 @@ class KeepAlive:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
+                server.headers = [(name.lower(), value) for name, value in self.headers.items()]
                 time.sleep(server.delay)
                 try:
+                    if self.path == "/short":  # promises 20 bytes, sends 7, and ends the connection
+                        self.send_response(200)
+                        self.send_header("Content-Length", "20")
+                        self.end_headers()
+                        self.wfile.write(b'{"a": 1')
+                        self.wfile.flush()
+                        self.close_connection = True
+                        return
                     if self.path == "/stream":
                         self.send_response(200)
                         self.send_header("Transfer-Encoding", "chunked")
@@ -182,6 +193,25 @@ def test_a_refused_connection_is_an_os_error() -> None:
         post(http_pool.Pool(8), f"http://127.0.0.1:{port}/echo")
 
 
+def test_a_body_cut_short_is_an_error_not_an_answer(keep_alive: KeepAlive) -> None:
+    pool = http_pool.Pool(8)
+    with pytest.raises(http_pool.CUT_SHORT):
+        b"".join(pool.post(keep_alive.url + "/short", {}, b"", 10.0).chunks())
+    with pytest.raises(http_pool.CUT_SHORT):
+        pool.post(keep_alive.url + "/short", {}, b"", 10.0).body()
+    assert post(pool, keep_alive.url + "/echo") == b"HELLO"  # on a new connection
+
+
+def test_host_and_a_url_s_user_are_sent_as_httpx_sends_them(keep_alive: KeepAlive) -> None:
+    port = keep_alive.url.rsplit(":", 1)[1]
+    post(http_pool.Pool(8), f"http://user:p%40ss@127.0.0.1:{port}/echo")
+    sent = dict(keep_alive.headers)
+    assert sent["host"] == f"127.0.0.1:{port}"
+    assert sent["authorization"] == "Basic dXNlcjpwQHNz"  # user:p@ss
+    post(http_pool.Pool(8), f"http://127.0.0.1:{port}/echo", b"x")
+    assert [name for name, _ in keep_alive.headers].count("host") == 1
+
+
 def test_not_an_http_url_is_refused() -> None:
     with pytest.raises(ValueError, match="not an HTTP URL"):
         post(http_pool.Pool(8), "ftp://127.0.0.1/x")
@@ -193,6 +223,8 @@ def test_a_proxy_setting_sends_the_call_through_it(
     """HTTP_PROXY set: httpx's client sends the call, to the proxy (here the recording server,
     which answers what it is asked for in a proxy's absolute form)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-proxy")
+    monkeypatch.delenv("HTTP_PROXY", raising=False)
+    direct_call.http_client()  # made before the proxy is set: it is made again with it
     monkeypatch.setenv("HTTP_PROXY", server.base_url.removesuffix("/v1"))
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
@@ -279,3 +311,22 @@ def test_https_trusts_ssl_cert_file_and_refuses_an_unknown_certificate(
         assert server.accepted == 1  # one kept-alive connection (the refused handshake reached no handler)
     finally:
         server.stop()
+
+
+def test_a_reader_s_own_os_error_is_not_a_lost_connection(
+    server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream's text shown on a closed pipe (`sexp run ... | head`) raises BrokenPipeError in
+    the reader: not a lost connection, which would be retried and paid again."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-pipe")
+    server.script(Scripted(content="one two three"))
+
+    def closed_pipe(text: str) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    request = ModelRequest.build("openai/test-model", [{"role": "user", "content": "hi"}], stream=True)
+    with pytest.raises(ProviderError) as raised:
+        llm.complete(request, api_base=server.base_url, on_text=closed_pipe)
+    assert "Broken pipe" in raised.value.message and "connection" not in raised.value.message
+    assert raised.value.kind == "provider_error"  # as before the pool (httpx's client)
+    assert len(server.requests) == 1

@@ -6,7 +6,7 @@ only on the batch's settings, templates and exporter of spans. Before each row t
 Runtime is put back as it was when made: the globals bound then (an earlier row's define,
 defatom and inputs are forgotten, a redefined name is bound again), a fresh copy of the batch's
 templates, and a task system that has forgotten the earlier rows' tasks, history, warnings and
-mock replies. A library definition a row compiled on first use is compiled again in the clean
+mock replies. A library procedure a row compiled on first use is compiled again in the clean
 Runtime and kept, as if it had been compiled before any row (not once a row). A row whose
 settings differ from the Runtime's gets a new one.
 """
@@ -19,6 +19,7 @@ from typing import Any
 
 from ..config import Settings
 from ..runtime import Runtime
+from ..syntax.nodes import FunctionCallNode
 from .row_runner import BatchShare
 
 
@@ -47,12 +48,25 @@ class RowRuntimes:
             self._local.held = (key, runtime, runtime.globals.saved())
             return runtime
         _, runtime, saved = held
-        compiled = [name for name in saved[1] if name not in runtime.globals.pending]
+        pending = runtime.globals.pending
+        compiled = [name for name, form in saved[1].items() if name not in pending and _procedure(form)]
         runtime.globals.restore(saved)
-        if compiled:  # the library definitions the last row compiled (task-content...): compiled
-            # again now, as a fresh Runtime would, and kept, so that each is compiled once a thread
-            for name in compiled:
-                runtime.library.resolve(name)
-            self._local.held = (key, runtime, runtime.globals.saved())
         runtime.tasks.start_afresh(self._share.library.copy(runtime.warn))
+        if compiled:  # the library procedures the last row compiled (task-content...): compiled
+            # again now, as a fresh Runtime would, and kept, so that each is compiled once a thread
+            try:
+                for name in compiled:
+                    runtime.library.resolve(name)
+            except Exception:  # a definition that fails fails in the row that uses it, as before
+                runtime.globals.restore(saved)
+                return runtime
+            self._local.held = (key, runtime, runtime.globals.saved())
         return runtime
+
+
+def _procedure(form: Any) -> bool:
+    """Whether a library definition is a procedure's, `(define (name params...) body...)`: its
+    value closes over the globals alone, so one compilation serves every row (a definition of a
+    value might hold state a row changed)."""
+    target = form.args[0] if isinstance(form, FunctionCallNode) and form.args else None
+    return isinstance(target, FunctionCallNode)

@@ -23,22 +23,27 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import sys
 import threading
+import urllib.request
 import uuid
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import httpx
 
 from .direct_request import Prepared
-from .http_pool import FAILURES, Pool, Reply
+from .http_pool import CUT_SHORT, FAILURES, Pool, Reply
 
 # One connection pool for every call of the process: kept-alive connections reused across calls
 # and threads, room for a batch's 64 rows in flight and more.
 POOL_SIZE = 128
-PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy"})  # in any case
+CLIENT_VARIABLES = PROXY_VARIABLES | {"no_proxy", "ssl_cert_file", "ssl_cert_dir"}
 _pool: Pool | None = None
 _client: httpx.Client | None = None  # for a proxied call
+_client_settings: tuple[tuple[str, str], ...] = ()  # the environment it was made with
 _headers: dict[str, str] | None = None  # httpx's defaults (Accept, Accept-Encoding, User-Agent...)
 _lock = threading.Lock()
 
@@ -64,16 +69,33 @@ def connection_pool() -> Pool:
 
 
 def http_client() -> httpx.Client:
-    """The process's one pooled httpx client (a proxied call's), made on first use."""
+    """The process's pooled httpx client for proxied calls, made on first use, and again when the
+    proxy settings changed since (httpx reads them when a client is made)."""
     global _client
-    if _client is None:
+    settings = _proxy_settings()
+    if _client is None or _client_settings != settings:
         with _lock:
-            if _client is None:
+            if _client is None or _client_settings != settings:
                 limits = httpx.Limits(
                     max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE, keepalive_expiry=30.0
                 )
-                _client = httpx.Client(limits=limits, timeout=None, follow_redirects=False, trust_env=True)
+                made = httpx.Client(limits=limits, timeout=None, follow_redirects=False, trust_env=True)
+                _set_client(made, settings)
+    assert _client is not None
     return _client
+
+
+def _set_client(client: httpx.Client, settings: tuple[tuple[str, str], ...]) -> None:
+    global _client, _client_settings
+    _client, _client_settings = client, settings  # the old one is left to its calls in flight
+
+
+def _proxy_settings() -> tuple[tuple[str, str], ...]:
+    """What httpx's client takes from the environment: its proxy variables (NO_PROXY too) and
+    certificate locations."""
+    return tuple(
+        sorted((name, value) for name, value in os.environ.items() if name.lower() in CLIENT_VARIABLES)
+    )
 
 
 def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:
@@ -81,7 +103,7 @@ def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:
     StreamReader); a litellm exception when it fails, the one litellm.completion raises for it."""
     response = None
     try:
-        if any(os.environ.get(name) for name in PROXY_VARIABLES):
+        if _proxied():
             response = _through_httpx(prepared, timeout)
         else:
             response = _through_pool(prepared, timeout)
@@ -92,11 +114,11 @@ def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:
             return stream.read(_wrapped(litellm, prepared, _chunks(litellm, prepared, response)))
         response.read()
         return _answer(litellm, prepared, response)
-    except (TimeoutError, httpx.TimeoutException) as exc:
+    except httpx.TimeoutException as exc:
         raise litellm.Timeout(
             message=f"{type(exc).__name__}: {exc}", model=prepared.model, llm_provider=prepared.provider
         ) from None
-    except (*FAILURES, httpx.TransportError) as exc:
+    except httpx.TransportError as exc:
         raise _lost(litellm, prepared, exc)  # its cause is set: the lost connection
     finally:
         if response is not None:
@@ -112,8 +134,13 @@ def _through_pool(prepared: Prepared, timeout: float) -> httpx.Response:
     given = {name.lower() for name in prepared.headers}
     headers = {name: value for name, value in _headers.items() if name.lower() not in given}
     headers.update(prepared.headers)
-    reply = connection_pool().post(prepared.url, headers, prepared.body, timeout)
-    response = _Response(reply.status, headers=reply.headers, stream=_Body(reply))
+    try:
+        reply = connection_pool().post(prepared.url, headers, prepared.body, timeout)
+    except ValueError as err:  # not an http(s) URL
+        raise httpx.UnsupportedProtocol(str(err)) from None
+    except FAILURES as err:
+        raise _as_httpx(err, prepared.url, httpx.ConnectTimeout, httpx.ConnectError) from err
+    response = _Response(reply.status, headers=reply.headers, stream=_Body(reply, prepared.url))
     response.url_sent = prepared.url
     return response
 
@@ -145,14 +172,46 @@ def _through_httpx(prepared: Prepared, timeout: float) -> httpx.Response:
     return client.send(request, stream=True)
 
 
+def _as_httpx(
+    err: BaseException, url: str, timeout: type[httpx.TransportError], failed: type[httpx.TransportError]
+) -> Exception:
+    """The connection's failure as httpx raises it (a timeout, or a failed connection): send maps
+    only those, so an OSError of the caller's own (a closed pipe in a stream's display) passes."""
+    if isinstance(err, TimeoutError):
+        kind = timeout
+    elif isinstance(err, CUT_SHORT):  # a body or status line cut short
+        kind = httpx.RemoteProtocolError
+    else:
+        kind = failed
+    return kind(f"{type(err).__name__}: {err}", request=httpx.Request("POST", url))
+
+
+def _proxied() -> bool:
+    """Whether a proxy is set for this process, as httpx's client would find one (trust_env):
+    the environment's *_proxy variables in any case, and on macOS and Windows the system's
+    settings too (read once)."""
+    if any(value and name.lower() in PROXY_VARIABLES for name, value in os.environ.items()):
+        return True
+    return sys.platform in ("darwin", "win32") and _system_proxies()
+
+
+@lru_cache(maxsize=1)
+def _system_proxies() -> bool:
+    return bool(urllib.request.getproxies())
+
+
 class _Body(httpx.SyncByteStream):
     """A Reply's body as httpx reads a response's: its pieces as they arrive."""
 
-    def __init__(self, reply: Reply) -> None:
+    def __init__(self, reply: Reply, url: str) -> None:
         self._reply = reply
+        self._url = url
 
     def __iter__(self) -> Iterator[bytes]:
-        return self._reply.chunks()
+        try:
+            yield from self._reply.chunks()
+        except FAILURES as err:  # as httpx reports a body cut short: send's callers see its errors only
+            raise _as_httpx(err, self._url, httpx.ReadTimeout, httpx.ReadError) from err
 
     def close(self) -> None:
         self._reply.close()

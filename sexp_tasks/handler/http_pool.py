@@ -22,15 +22,18 @@ import select
 import ssl
 import threading
 import time
+from base64 import b64encode
 from collections.abc import Iterator
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 KEEPALIVE_SECONDS = 30.0  # how long an idle connection is kept
 READ_SIZE = 65536  # the most a stream's read takes at once (what has arrived, up to this)
 
 _Key = tuple[str, str, int]  # scheme, host, port
-# What a failed connection raises (TimeoutError, a timeout, is an OSError)
-FAILURES = (OSError, http.client.HTTPException)
+# What a failed connection raises (TimeoutError, a timeout, is an OSError); CUT_SHORT: a status
+# line or body the connection ended in the middle of
+CUT_SHORT = http.client.HTTPException
+FAILURES = (OSError, CUT_SHORT)
 
 
 class Reply:
@@ -64,6 +67,8 @@ class Reply:
         try:
             while piece := response.read1(READ_SIZE):
                 yield piece
+            if response.length:  # the connection ended before the Content-Length did
+                raise http.client.IncompleteRead(b"", response.length)
             response.read()  # b"": read1 leaves a body of known length "open" at its end
         except BaseException:
             self._discard()
@@ -105,16 +110,22 @@ class Pool:
         scheme = parts.scheme.lower()
         if scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an HTTP URL: {url}")
-        key = (scheme, parts.hostname, parts.port or (443 if scheme == "https" else 80))
+        default = 443 if scheme == "https" else 80
+        key = (scheme, parts.hostname, parts.port or default)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        given = {name.lower() for name in headers}
         connection = self._take(key) or self._open(key, timeout)
         try:
             connection.timeout = timeout
             if connection.sock is not None:
                 connection.sock.settimeout(timeout)
             connection.putrequest("POST", target, skip_host=True, skip_accept_encoding=True)
-            host = parts.netloc.rsplit("@", 1)[-1]
-            connection.putheader("Host", host)
+            if "host" not in given:  # as httpx writes it: the port only when it is not the default
+                host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+                connection.putheader("Host", host if key[2] == default else f"{host}:{key[2]}")
+            if parts.username is not None and "authorization" not in given:  # user:password@ in the URL
+                pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+                connection.putheader("Authorization", "Basic " + b64encode(pair.encode()).decode())
             for name, value in headers.items():
                 connection.putheader(name, value)
             connection.putheader("Content-Length", str(len(body)))
@@ -152,14 +163,17 @@ class Pool:
         return http.client.HTTPConnection(host, port, timeout=timeout)
 
     def _tls_context(self) -> ssl.SSLContext:
-        """The certificates httpx trusts: SSL_CERT_FILE / SSL_CERT_DIR when set, else certifi's."""
+        """The certificates httpx trusts: SSL_CERT_FILE when set, else SSL_CERT_DIR, else certifi's."""
         if self._tls is None:
             cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
-            if not cafile and not capath:
+            if cafile:
+                self._tls = ssl.create_default_context(cafile=cafile)
+            elif capath:
+                self._tls = ssl.create_default_context(capath=capath)
+            else:
                 import certifi  # noqa: PLC0415  (only for https; it comes with httpx)
 
-                cafile = certifi.where()
-            self._tls = ssl.create_default_context(cafile=cafile or None, capath=capath or None)
+                self._tls = ssl.create_default_context(cafile=certifi.where())
         return self._tls
 
 
