@@ -330,3 +330,31 @@ def test_a_reader_s_own_os_error_is_not_a_lost_connection(
     assert "Broken pipe" in raised.value.message and "connection" not in raised.value.message
     assert raised.value.kind == "provider_error"  # as before the pool (httpx's client)
     assert len(server.requests) == 1
+
+
+def test_a_thread_awaiting_an_answer_sees_an_interrupt_at_once(keep_alive: KeepAlive) -> None:
+    """Ctrl-C reaches a program's thread as an exception raised in it (lang/deepstack.py), seen
+    only between Python instructions: a thread awaiting a slow model's answer sees it within a
+    slice, not when the answer comes (the run then ends as interrupted, its spans sent)."""
+    from sexp_tasks.lang.deepstack import raise_interrupt_in
+
+    keep_alive.delay = 30.0
+    seen: list[BaseException] = []
+    asked = threading.Event()
+
+    def ask() -> None:
+        try:
+            asked.set()
+            post(http_pool.Pool(8), keep_alive.url + "/echo", timeout=60.0)
+        except BaseException as err:  # noqa: BLE001  (the interrupt is what is looked for)
+            seen.append(err)
+
+    waiting = threading.Thread(target=ask, daemon=True)
+    waiting.start()
+    asked.wait(10)
+    wait_for(lambda: keep_alive.open, 10, "the request arrived")
+    began = time.monotonic()
+    raise_interrupt_in(waiting)
+    waiting.join(10)
+    assert [type(err) for err in seen] == [KeyboardInterrupt]
+    assert time.monotonic() - began < 5  # not the server's 30 s

@@ -296,11 +296,16 @@ def test_ctrl_c_sends_the_spans_of_the_interrupted_run(
 ) -> None:
     """Interrupted while a model call is in flight, `sexp run --otel` still sends what ran: the
     script's span, and the run's, with status ERROR (interrupted)."""
-    server.script(Scripted(delay=scaled(8)))  # long enough to be interrupted; the server waits it out
+    # the first call's answer is long enough in coming to be interrupted (the server waits it
+    # out); the replies project scripted would let the run end before the interrupt lands
+    server.queue.clear()
+    server.script(Scripted(delay=scaled(8)))
     interrupted_at_the_model_call(workspace, server, receiver, KEY)
-    run = only(receiver.named("sexp.run"))
+    # the spans were written before the process ended; the receiver may read them a little later
+    run = only(wait_for(lambda: receiver.named("sexp.run"), 10, "the interrupted run's span"))
     assert run.status_code == ERROR and run.attributes["error.type"] == "interrupted"
-    assert receiver.parent(only(receiver.named("sexp.script"))) == run
+    script = wait_for(lambda: receiver.named("sexp.script"), 10, "the script's span")
+    assert receiver.parent(only(script)) == run
 
 
 def unused_port() -> int:

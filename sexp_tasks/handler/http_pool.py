@@ -19,6 +19,7 @@ from __future__ import annotations
 import http.client
 import os
 import select
+import socket
 import ssl
 import threading
 import time
@@ -28,6 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 KEEPALIVE_SECONDS = 30.0  # how long an idle connection is kept
 READ_SIZE = 65536  # the most a stream's read takes at once (what has arrived, up to this)
+WAIT_SLICE = 0.1  # seconds between looks for an interrupt while the answer is awaited
 
 _Key = tuple[str, str, int]  # scheme, host, port
 # What a failed connection raises (TimeoutError, a timeout, is an OSError); CUT_SHORT: a status
@@ -130,6 +132,7 @@ class Pool:
                 connection.putheader(name, value)
             connection.putheader("Content-Length", str(len(body)))
             connection.endheaders(body)
+            _await_answer(connection, timeout)
             return Reply(self, key, connection)
         except BaseException:
             connection.close()
@@ -175,6 +178,28 @@ class Pool:
 
                 self._tls = ssl.create_default_context(cafile=certifi.where())
         return self._tls
+
+
+def _await_answer(connection: http.client.HTTPConnection, timeout: float) -> None:
+    """Wait for the answer's first bytes in slices of WAIT_SLICE seconds, TimeoutError after
+    timeout. A model may think for minutes: a thread blocked in one long read sees a Ctrl-C
+    raised in it (lang/deepstack.py) only when the read returns; between slices it sees it at once."""
+    sock = connection.sock
+    if sock is None:
+        return
+    deadline = time.monotonic() + timeout
+    while not (isinstance(sock, ssl.SSLSocket) and sock.pending()) and not _ready(sock, WAIT_SLICE):
+        if time.monotonic() >= deadline:
+            raise TimeoutError("timed out waiting for the answer")
+
+
+def _ready(sock: socket.socket, seconds: float) -> bool:
+    """Whether sock has something to read within seconds."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(seconds * 1000))
+    return bool(select.select([sock], [], [], seconds)[0])
 
 
 def _readable(connection: http.client.HTTPConnection) -> bool:
