@@ -18,8 +18,8 @@ import threading
 from typing import Any
 
 from ..config import Settings
+from ..lang.forms import defines_procedure
 from ..runtime import Runtime
-from ..syntax.nodes import FunctionCallNode
 from .row_runner import BatchShare
 
 
@@ -49,7 +49,8 @@ class RowRuntimes:
             return runtime
         _, runtime, saved = held
         pending = runtime.globals.pending
-        compiled = [name for name, form in saved[1].items() if name not in pending and _procedure(form)]
+        kept = saved[1].items()
+        compiled = [name for name, form in kept if name not in pending and defines_procedure(form)]
         runtime.globals.restore(saved)
         runtime.tasks.start_afresh(self._share.library.copy(runtime.warn))
         if compiled:  # the library procedures the last row compiled (task-content...): compiled
@@ -63,10 +64,3 @@ class RowRuntimes:
             self._local.held = (key, runtime, runtime.globals.saved())
         return runtime
 
-
-def _procedure(form: Any) -> bool:
-    """Whether a library definition is a procedure's, `(define (name params...) body...)`: its
-    value closes over the globals alone, so one compilation serves every row (a definition of a
-    value might hold state a row changed)."""
-    target = form.args[0] if isinstance(form, FunctionCallNode) and form.args else None
-    return isinstance(target, FunctionCallNode)

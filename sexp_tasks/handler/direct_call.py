@@ -21,7 +21,6 @@ module that imports it; httpx is imported here alone."""
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import sys
 import threading
@@ -33,6 +32,7 @@ from typing import Any
 
 import httpx
 
+from .direct_errors import lost_connection, status_error
 from .direct_request import Prepared
 from .http_pool import CUT_SHORT, FAILURES, Pool, Reply
 
@@ -109,7 +109,7 @@ def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:
             response = _through_pool(prepared, timeout)
         if response.status_code >= 400:
             response.read()
-            raise _status_error(litellm, prepared, response)
+            raise status_error(litellm, prepared, response)
         if prepared.stream:
             return stream.read(_wrapped(litellm, prepared, _chunks(litellm, prepared, response)))
         response.read()
@@ -119,7 +119,7 @@ def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:
             message=f"{type(exc).__name__}: {exc}", model=prepared.model, llm_provider=prepared.provider
         ) from None
     except httpx.TransportError as exc:
-        raise _lost(litellm, prepared, exc)  # its cause is set: the lost connection
+        raise lost_connection(litellm, prepared, exc)  # its cause is set: the lost connection
     finally:
         if response is not None:
             response.close()
@@ -215,59 +215,6 @@ class _Body(httpx.SyncByteStream):
 
     def close(self) -> None:
         self._reply.close()
-
-
-def _status_error(litellm: Any, prepared: Prepared, response: httpx.Response) -> Exception:
-    """The litellm exception for an HTTP error status. The OpenAI SDK reports the error body's
-    `message`; litellm's own HTTP client the body as it came."""
-    text = response.text
-    if prepared.provider == "openai":
-        try:
-            error = json.loads(text).get("error")
-        except (ValueError, AttributeError):
-            error = None
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            text = error["message"]
-    return _mapped(
-        litellm,
-        prepared,
-        prepared.config.get_error_class(
-            error_message=text, status_code=response.status_code, headers=response.headers
-        ),
-    )
-
-
-def _lost(litellm: Any, prepared: Prepared, exc: Exception) -> Exception:
-    """The litellm exception for a connection refused or broken, as litellm.completion raises it:
-    through the OpenAI SDK an InternalServerError caused by its APIConnectionError (a lost
-    connection: provider_errors._lost_connection); through litellm's own HTTP client the provider's
-    HTTP 500."""
-    detail = f"{type(exc).__name__}: {exc}"
-    if prepared.provider == "openai":
-        cause = litellm.APIConnectionError(message=detail, llm_provider="openai", model=prepared.model)
-        error = litellm.InternalServerError(
-            message=f"OpenAIException - Connection error. {detail}",
-            llm_provider="openai",
-            model=prepared.model,
-        )
-        error.__cause__ = cause
-        return error
-    return _mapped(
-        litellm,
-        prepared,
-        prepared.config.get_error_class(error_message=str(exc), status_code=500, headers=None),
-    )
-
-
-def _mapped(litellm: Any, prepared: Prepared, error: Exception) -> Exception:
-    """error as litellm.completion raises it: mapped to its exception classes (RateLimitError,
-    ContextWindowExceededError...) by its own exception_type."""
-    try:
-        return litellm.litellm_core_utils.exception_mapping_utils.exception_type(
-            model=prepared.model, original_exception=error, custom_llm_provider=prepared.provider
-        )
-    except Exception as mapped:  # exception_type raises what it maps to
-        return mapped
 
 
 class _Unlogged:

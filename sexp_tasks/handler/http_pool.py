@@ -206,13 +206,7 @@ def _readable(connection: http.client.HTTPConnection) -> bool:
     """Whether an idle connection's socket has something to read: the server closed it (or sent
     what nobody asked for). A closed socket counts as readable."""
     sock = connection.sock
-    if sock is None:
-        return True
     try:
-        if hasattr(select, "poll"):  # no limit on the descriptor's number, unlike select
-            poller = select.poll()
-            poller.register(sock, select.POLLIN)
-            return bool(poller.poll(0))
-        return bool(select.select([sock], [], [], 0)[0])
+        return sock is None or _ready(sock, 0)
     except (OSError, ValueError):
         return True

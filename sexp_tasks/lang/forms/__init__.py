@@ -138,6 +138,13 @@ def defined_name(form: FunctionCallNode) -> str | None:
     return None
 
 
+def defines_procedure(form: Node) -> bool:
+    """Whether a defining form is a procedure's, `(define (name params...) body...)`: its value
+    closes over the globals alone and holds no state of its own."""
+    target = form.args[0] if isinstance(form, FunctionCallNode) and form.args else None
+    return isinstance(target, FunctionCallNode)
+
+
 def local_definitions(nodes: Sequence[Node], forms: Mapping[str, SpecialForm]) -> list[str]:
     """Names that defining forms (define, bind, ...) in a body bind in the body's own frame, in
     order; forms is the table of special forms in force (Compiler.forms)."""
