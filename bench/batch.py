@@ -4,6 +4,7 @@
 .venv/bin/python bench/batch.py --quick          # 128 rows at 32 (a smoke run)
 .venv/bin/python bench/batch.py --memory         # the driver's memory: 10,000 rows against 1,000
 .venv/bin/python bench/batch.py --marginal       # also CPU per row between 1,000 and 4,000 rows
+.venv/bin/python bench/batch.py --repeat 3       # every path 3 times, round by round: the medians
 
 Side by side, each as a ratio to the ideal (delay × ceil(rows / concurrency)):
   threads       `sexp batch`'s driver (batching.driver.run_batch) on the threads executor
@@ -34,6 +35,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -236,23 +238,34 @@ def measure(
     return figures
 
 
+def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over runs (of one path)."""
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
 def speed(args: argparse.Namespace, base_url: str) -> None:
     ideal = args.delay * math.ceil(args.rows / args.concurrency)
     names = [*args.executors, "bare-threads", "bare"]
-    results = {name: measure(name, args.rows, args.concurrency, base_url) for name in names}
-    missing = ""
-    if not args.no_dspy:
-        python, missing = dspy_python()
-        if python is not None:
-            server, dspy_url = start_server(args.delay, DSPY_ANSWER)
-            try:
-                results["dspy"] = measure("dspy", args.rows, args.concurrency, dspy_url, python)
-            finally:
-                server.terminate()
-            names.append("dspy")
+    python, missing = (None, "") if args.no_dspy else dspy_python()
+    dspy_server, dspy_url = start_server(args.delay, DSPY_ANSWER) if python is not None else (None, "")
+    runs: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for _ in range(args.repeat):  # every path once per round: a busy spell hits them alike
+            for name in names:
+                runs.setdefault(name, []).append(measure(name, args.rows, args.concurrency, base_url))
+            if python is not None:
+                dspy = measure("dspy", args.rows, args.concurrency, dspy_url, python)
+                runs.setdefault("dspy", []).append(dspy)
+    finally:
+        if dspy_server is not None:
+            dspy_server.terminate()
+    if python is not None:
+        names.append("dspy")
+    results = {name: median_of(runs[name]) for name in names}
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.rows} rows, one task call each, server delay {args.delay * 1000:.0f} ms, "
-          f"concurrency {args.concurrency}; ideal {ideal:.2f} s; {os.cpu_count()} cores, load {load}")
+          f"concurrency {args.concurrency}; ideal {ideal:.2f} s; {os.cpu_count()} cores, load {load}"
+          + (f"; the median of {args.repeat} rounds" if args.repeat > 1 else ""))
     print(f"{'path':<14} {'seconds':>8} {'×ideal':>7} {'ok':>6} {'driver CPU ms/call':>19} "
           f"{'all CPU ms/call':>16} {'driver peak MB':>15}")
     for name in names:
@@ -273,6 +286,13 @@ def speed(args: argparse.Namespace, base_url: str) -> None:
     if "threads" in per_row and "dspy" in per_row:
         ratio = per_row["threads"] / per_row["dspy"]
         print(f"goal: threads' CPU per row ≤ DSPy's: {'met' if ratio <= 1 else 'MISSED'} ({ratio:.2f}×)")
+        if args.repeat > 1:  # how steady that is: the ratio within each round
+            rounds = [a["all_cpu"] / b["all_cpu"] for a, b in zip(runs["threads"], runs["dspy"], strict=True)]
+            print("  threads / dspy in each round: " + ", ".join(f"{ratio:.2f}" for ratio in rounds))
+    for name in (name for name in per_row if name.startswith("ray") and "threads" in per_row):
+        ratio = per_row[name] / per_row["threads"]
+        verdict = "met" if ratio <= GOAL_RAY else "MISSED"
+        print(f"goal: {name}'s CPU per row ≤ {GOAL_RAY}× threads': {verdict} ({ratio:.2f}×)")
     if args.marginal:
         marginal(args, base_url, results)
     failed = [name for name in names if results[name]["ok"] != args.rows]
@@ -323,6 +343,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="128 rows at 32, threads and ray2: a smoke run")
     parser.add_argument("--memory", action="store_true", help="the driver's memory at 10x the rows")
     parser.add_argument("--no-dspy", action="store_true", help="leave DSPy's path out")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every path; the medians are shown")
     parser.add_argument(
         "--marginal", action="store_true", help="also the CPU per row between --rows and 4x as many rows"
     )

@@ -300,7 +300,10 @@ class _Batch:
                 if stored is not None and not (self.options.retry_failed and stored["status"] == "error"):
                     run_id, again = stored["run_id"], True  # else a fresh run: a new answer
             retried = not again and stored is not None and stored["status"] == "error"  # --retry-failed
-            batches.row_started(self.store, batch_id, index, run_id, resumed=again, retried=retried)
+            # A row on threads records into this store: its first step that acts (a model call)
+            # commits this row's start before it acts. A Ray row records elsewhere: not deferred.
+            on_threads = self.options.executor == "threads"
+            batches.row_started(self.store, batch_id, index, run_id, again, retried, deferred=on_threads)
             if self.scorer is not None and self.scorer.function is not None:
                 self.reading[index] = row
             settings = {**plain, "max_cost_usd": self._left()}

@@ -95,11 +95,19 @@ def batch(store: Store, batch_id: str) -> dict[str, Any] | None:
 
 
 def row_started(
-    store: Store, batch_id: str, index: int, run_id: str, resumed: bool = False, retried: bool = False
+    store: Store,
+    batch_id: str,
+    index: int,
+    run_id: str,
+    resumed: bool = False,
+    retried: bool = False,
+    deferred: bool = False,
 ) -> None:
     """Record a row as running its run run_id (its last outcome forgotten); resumed: the run is
-    the row's recorded one, resumed; retried: a fresh run after an error (--retry-failed)."""
-    store.write(
+    the row's recorded one, resumed; retried: a fresh run after an error (--retry-failed).
+    deferred (runs/group_commit.py): only for a row recording into this same store, whose first
+    step that acts commits this first."""
+    (store.write_soon if deferred else store.write)(
         """INSERT INTO batch_rows (batch_id, "index", run_id, status, resumed, retried)
            VALUES (?, ?, ?, 'running', ?, ?)
            ON CONFLICT (batch_id, "index") DO UPDATE SET

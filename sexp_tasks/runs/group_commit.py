@@ -7,6 +7,15 @@ fails fails alone. Every writer still returns only once its statements are commi
 caller does next (send a model call, start the next row) comes after its write is in the store,
 kill -9 or not; 64 rows writing at once pay for a few transactions instead of one each.
 
+A write may also be deferred (`defer`): queued without waiting, for a record whose loss in a
+crash is harmless because nothing has happened yet that it would account for (a run or a task
+step starting: the steps that act — a model turn, a script — write their start and wait for it
+before acting). It goes in with the next commit of any thread (FIFO: before that thread's own
+later writes), or within DEFER_SECONDS by a flusher thread, so that a run's start is seen from
+other processes soon even when nothing else is written. A writer waiting for its commit costs a
+thread switch or two; a row's three start records deferred save that much three times. A
+deferred write that fails has its error raised by its thread's next commit (or flush).
+
 Apart from the store because this is the threads' part of it — a queue, the thread committing it
 and the events its writers wait on — with no SQL: the store hands it the function that runs one
 group in one transaction (and sqlite3 stays the store's alone).
@@ -19,8 +28,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import StoreError
+from ..lang.deepstack import start_thread
 
 WAIT_LEADER = 0.5  # seconds a queued writer waits before looking whether its committer is still there
+DEFER_SECONDS = 0.05  # how long a deferred write waits at most for another commit to take it in
+FLUSHER_IDLE_SECONDS = 1.0  # the flusher thread ends after this long with nothing deferred
 
 Statements = list[tuple[str, list[tuple[Any, ...]]]]
 
@@ -28,14 +40,15 @@ Statements = list[tuple[str, list[tuple[Any, ...]]]]
 class Write:
     """One writer's statements waiting to be committed, and what became of them."""
 
-    __slots__ = ("statements", "thread", "wake", "done", "error")
+    __slots__ = ("statements", "thread", "wake", "done", "error", "deferred")
 
-    def __init__(self, statements: Statements) -> None:
+    def __init__(self, statements: Statements, deferred: bool = False) -> None:
         self.statements = statements
         self.thread = threading.current_thread()
         self.wake = threading.Event()  # set by a committer: the write is in, or its thread commits now
         self.done = False
         self.error: StoreError | None = None
+        self.deferred = deferred  # queued without its thread waiting (GroupCommit.defer)
 
 
 class GroupCommit:
@@ -50,6 +63,68 @@ class GroupCommit:
         self.queue: list[Write] = []  # writes waiting for the commit in progress to end
         self.queue_lock = threading.Lock()
         self.leader: threading.Thread | None = None  # the thread committing the queue, if any
+        self.deferred = 0  # deferred writes queued, not committed yet
+        self.deferred_by: dict[threading.Thread, int] = {}  # ... by the thread that wrote them
+        self.failed: dict[threading.Thread, StoreError] = {}  # a thread's failed deferred write's error
+        self._flusher: threading.Thread | None = None
+        self._due = threading.Event()  # set when a deferred write is queued
+        self._closing = threading.Event()
+
+    def defer(self, write: Write) -> None:
+        """Queue write, deferred (see the module's docstring), and return at once."""
+        write.deferred = True
+        with self.queue_lock:
+            self.queue.append(write)
+            self.deferred += 1
+            self.deferred_by[write.thread] = self.deferred_by.get(write.thread, 0) + 1
+            if self._flusher is None or not self._flusher.is_alive():
+                # through start_thread: an interrupt raised in this thread while it starts the
+                # flusher would land in the flusher instead (lang/deepstack.py)
+                flusher = threading.Thread(target=self._flush_soon, name="sexp-flusher", daemon=True)
+                self._flusher = start_thread(flusher)
+        self._due.set()
+
+    def flush(self, everyone: bool = False) -> None:
+        """Commit the deferred writes queued now, when this thread wrote some (everyone's: when
+        any thread did); raise this thread's deferred write's error, if one failed. What another
+        thread deferred needs no flush to be read here: nothing of it was waited for."""
+        if self.deferred_by.get(threading.current_thread()) if not everyone else self.deferred:
+            self.commit(Write([]))
+        else:
+            self._raise_failed()
+
+    def close(self) -> None:
+        """Commit what is deferred and let the flusher end."""
+        try:
+            self.flush(everyone=True)
+        finally:
+            self._closing.set()
+            self._due.set()
+
+    def _flush_soon(self) -> None:
+        """The flusher: DEFER_SECONDS after a deferred write is queued, commit it, unless another
+        commit took it in meanwhile."""
+        while not self._closing.is_set():
+            if not self._due.wait(FLUSHER_IDLE_SECONDS):
+                with self.queue_lock:
+                    if not self._due.is_set():  # idle: a store left open keeps no thread
+                        self._flusher = None
+                        return
+                continue
+            self._due.clear()
+            self._closing.wait(DEFER_SECONDS)  # other writers' commits take deferred writes in meanwhile
+            if self.deferred and not self._closing.is_set():
+                try:
+                    self.commit(Write([]))
+                except StoreError:
+                    pass  # the deferred writes have their errors: their threads raise them
+
+    def _raise_failed(self) -> None:
+        if self.failed:
+            with self.queue_lock:
+                error = self.failed.pop(threading.current_thread(), None)
+            if error is not None:
+                raise error
 
     def commit(self, write: Write) -> None:
         """Commit write, in a group with the writes queued meanwhile (see the module's docstring):
@@ -74,6 +149,7 @@ class GroupCommit:
             write.wake.clear()
         if write.error is not None:
             raise write.error
+        self._raise_failed()
 
     def _commit_queued(self) -> None:
         """Commit what is queued now (this thread's write among it) in one transaction, tell each
@@ -93,16 +169,24 @@ class GroupCommit:
                 if committed:
                     for write in group:
                         write.done = True
-                else:
-                    others = [write for write in group if write.thread is not me]
+                        if write.deferred:  # (counted in defer, unless an interrupt cut it short)
+                            self.deferred = max(0, self.deferred - 1)
+                            left = self.deferred_by.pop(write.thread, 1) - 1
+                            if left:
+                                self.deferred_by[write.thread] = left
+                            if write.error is not None:
+                                self.failed.setdefault(write.thread, write.error)
+                else:  # a deferred write of this thread's is queued again: its caller saw no error
+                    others = [write for write in group if write.thread is not me or write.deferred]
                     for write in others:
                         write.error = None
                     self.queue[:0] = others
-                following = self.queue[0] if self.queue else None
+                # The queue is handed on to a waiting writer (a deferred one's thread is not waiting)
+                following = next((write for write in self.queue if not write.deferred), None)
                 self.leader = following.thread if following is not None else None
             if committed:
                 for write in group:
-                    if write.thread is not me:
+                    if write.thread is not me and not write.deferred:
                         write.wake.set()
             if following is not None:
                 following.wake.set()  # not done: its thread commits the queue now

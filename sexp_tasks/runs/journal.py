@@ -24,6 +24,11 @@ from ..results import COMPLETE, FAILED, TaskResult, from_record, to_record
 from ..run_context import element_path, run_context, within
 from .store import Store
 
+# Steps whose work is other steps' (a task's is its model turns): their start and end are written
+# deferred (runs/group_commit.py). Their start: the steps that act under them commit it before
+# they act. Their end: what they did is in their steps' records already (resuming replays them).
+HOLDING_KINDS = frozenset({"task", "subtask"})
+
 
 def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
@@ -138,7 +143,7 @@ class Journal:
                         reused(key)
                     return stored
         here = run_context()
-        store.step_started(self.run_id, key, seq, here.step, kind, name, request)
+        store.step_started(self.run_id, key, seq, here.step, kind, name, request, kind in HOLDING_KINDS)
         try:
             with within(replace(here, step=key)):  # the parent of the steps its work makes
                 result = perform()
@@ -161,6 +166,7 @@ class Journal:
             int(usage.get("completion_tokens") or 0),
             float(result.notes.get("cost_usd") or 0.0),
             _score(score),
+            deferred=kind in HOLDING_KINDS,  # its turns' answers are in already: resuming replays it
         )
         return result
 

@@ -7,7 +7,10 @@ completed step behind. WAL lets `sexp runs` read while a run writes. One connect
 a run's threads (pmap, a batch's rows) behind a lock.
 
 Writes from many threads are committed in groups (runs/group_commit.py), each writer returning
-only once its write is in.
+only once its write is in; but for the records of a start (a run's, a batch row's, and a task
+step's start and end, whose turns hold what it did), which are deferred: committed with the next
+write, before that write's thread's own, or within a fraction of a second. A run killed before
+its first step that acts may leave no trace; one that has acted has left everything before it.
 """
 
 from __future__ import annotations
@@ -71,8 +74,12 @@ class Store:
                 db.execute(f"PRAGMA user_version = {number}")
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        """Commit the deferred writes, then close."""
+        try:
+            self._commits.close()
+        finally:
+            with self._lock:
+                self._db.close()
 
     def hold_run(self, run_id: str) -> locks.RunLock:
         """An exclusive lock on run_id until it is closed or this process dies (the OS drops it
@@ -130,6 +137,12 @@ class Store:
         """One statement, committed before this returns."""
         self._commits.commit(Write([(sql, [tuple(params)])]))
 
+    def write_soon(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> None:
+        """One statement, deferred (runs/group_commit.py): committed with the next write or
+        within DEFER_SECONDS, for a record whose loss in a crash is harmless (a start: a run's,
+        a task step's, a batch row's). Reads and close() commit it first."""
+        self._commits.defer(Write([(sql, [tuple(params)])]))
+
     def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """One statement over many rows, committed together before this returns."""
         self._commits.commit(Write([(sql, rows)]))
@@ -174,7 +187,8 @@ class Store:
                 raise self._error(err) from None
 
     def query(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[dict[str, Any]]:
-        """Rows as dicts."""
+        """Rows as dicts (the deferred writes committed first: a read sees this process's writes)."""
+        self._commits.flush()
         with self._lock:
             try:
                 return [dict(row) for row in self._db.execute(sql, params).fetchall()]
@@ -183,7 +197,9 @@ class Store:
 
     # Runs -----------------------------------------------------------------------------------
     def begin_run(self, run_id: str, program: str, program_hash: str, inputs: dict[str, Any]) -> None:
-        self.write(
+        """The run's row, deferred: a run's start records nothing it did yet (its steps that act
+        commit it before acting)."""
+        self.write_soon(
             """INSERT INTO runs (id, program, program_hash, inputs, status, started_at)
                VALUES (?, ?, ?, ?, ?, ?)""",
             (run_id, program, program_hash, kept_json(inputs), "running", time.time()),
@@ -236,10 +252,20 @@ class Store:
 
     # Steps ----------------------------------------------------------------------------------
     def step_started(
-        self, run_id: str, key: str, seq: int, parent: str | None, kind: str, name: str, fingerprint: str
+        self,
+        run_id: str,
+        key: str,
+        seq: int,
+        parent: str | None,
+        kind: str,
+        name: str,
+        fingerprint: str,
+        deferred: bool = False,
     ) -> None:
-        """The started row, committed before the call is made (a re-run replaces it)."""
-        self.write(
+        """The started row (a re-run replaces it), committed before this returns, so before the
+        step acts (a model call, a script); deferred for a step that only holds others (a task,
+        whose turns commit it before they call)."""
+        (self.write_soon if deferred else self.write)(
             """INSERT OR REPLACE INTO steps
                (run_id, key, seq, parent, kind, name, fingerprint, status, started_at)
                VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)""",
@@ -256,8 +282,10 @@ class Store:
         completion_tokens: int = 0,
         cost_usd: float = 0.0,
         success_score: float | None = None,
+        deferred: bool = False,
     ) -> None:
-        self.write(
+        """The step's end, committed before this returns (deferred: see step_started)."""
+        (self.write_soon if deferred else self.write)(
             """UPDATE steps SET status = ?, result = ?, prompt_tokens = ?, completion_tokens = ?,
                                 cost_usd = ?, success_score = ?, ended_at = ?
                WHERE run_id = ? AND key = ?""",
