@@ -223,6 +223,27 @@ def test_a_dropped_lock_is_let_go_of(path: Path) -> None:
     assert not seen(path, "any_held(path)")
 
 
+def test_a_lock_dropped_while_another_is_being_taken_is_let_go_of_after(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lock the garbage collector finalizes in the middle of taking another (in that thread) is
+    let go of once the taking is done, so byte 0 stays held for the run taken."""
+    dropped = [locks.hold(path, "run-a")]
+    kernel_try = locks._try
+
+    def dropping(fd: int, kind: int, offset: int) -> bool:
+        dropped.clear()  # run-a's last reference: finalized here, inside the section
+        return kernel_try(fd, kind, offset)
+
+    monkeypatch.setattr(locks, "_try", dropping)
+    taken = locks.hold(path, "run-b")
+    monkeypatch.setattr(locks, "_try", kernel_try)
+    assert not locks.is_held(path, "run-a") and not seen(path, "is_held(path, 'run-a')")
+    assert seen(path, "is_held(path, 'run-b')") and seen(path, "any_held(path)")
+    taken.close()
+    assert not seen(path, "any_held(path)")
+
+
 def test_names_that_are_not_run_ids_are_refused(path: Path) -> None:
     for name in ["", ".", "..", "a/b", "a\0b"]:
         with pytest.raises(StoreError, match="not a run id"):
