@@ -1,4 +1,5 @@
-"""Keeping the run store small (SPEC §11.1): no lock file is left per finished run, and
+"""Keeping the run store small (SPEC §11.1): a run's lock (a byte of the store's one lock file) goes
+with it, nothing else is left beside the store, and
 `sexp runs --prune [--older-than DAYS]` deletes finished runs with their steps."""
 
 from __future__ import annotations
@@ -18,15 +19,22 @@ from conftest import ROOT, Cli, store_rows, wait_for, write
 from llm_server import LLMServer
 
 from sexp_tasks.errors import StoreError
+from sexp_tasks.runs import locks
 from sexp_tasks.runs.store import Store
 
 GREET = '(defatom greet (params (who str)) (instructions "Say hi to {{who}}"))\n'
 DAY = 86400.0
 
 
-def lock_files(workspace: Path) -> list[str]:
-    locks = workspace / ".sexp" / "store.db.locks"
-    return sorted(p.name for p in locks.iterdir()) if locks.is_dir() else []
+def any_held(workspace: Path) -> bool:
+    """Whether a live process holds a run's lock in the workspace's store."""
+    return locks.any_held(workspace / ".sexp" / "store.db.runlocks")
+
+
+def stray_files(workspace: Path) -> list[str]:
+    """What is in .sexp besides the store (with its WAL files) and its one lock file, which stays."""
+    kept = {"store.db", "store.db-wal", "store.db-shm", "store.db.runlocks"}
+    return sorted(p.name for p in (workspace / ".sexp").iterdir() if p.name not in kept)
 
 
 def runs_by_status(workspace: Path) -> dict[str, str]:
@@ -81,55 +89,57 @@ class Held:
         self.gate.set()
 
 
-# Lock files ---------------------------------------------------------------------------------
+# Run locks ----------------------------------------------------------------------------------
 
 
-def test_finished_runs_leave_no_lock_file(cli: Cli, workspace: Path) -> None:
+def test_finished_runs_leave_no_lock_held(cli: Cli, workspace: Path) -> None:
     write(workspace / "ok.sexp", "(+ 1 2)\n")
     write(workspace / "bad.sexp", '(error "boom")\n')
     assert cli("run", "ok.sexp")[0] == 0
     assert cli("run", "bad.sexp")[0] == 1
     assert cli("run", "ok.sexp")[0] == 0
     assert len(runs_by_status(workspace)) == 3
-    assert lock_files(workspace) == []
+    assert not any_held(workspace) and stray_files(workspace) == []
 
 
-def test_a_batch_leaves_no_lock_file(cli: Cli, workspace: Path) -> None:
+def test_a_batch_leaves_no_lock_held(cli: Cli, workspace: Path) -> None:
     write(workspace / "p.sexp", "(* x 2)\n")
     write(workspace / "in.jsonl", "".join(json.dumps({"x": i}) + "\n" for i in range(40)))
     status, _, err = cli("batch", "p.sexp", "--data", "in.jsonl", "--concurrency", "4")
     assert status == 0, err
     assert len(runs_by_status(workspace)) == 40
-    assert lock_files(workspace) == []
+    assert not any_held(workspace) and stray_files(workspace) == []
 
 
 def test_a_lock_goes_with_its_holder_and_cannot_be_taken_twice(workspace: Path) -> None:
     store = Store(workspace / ".sexp" / "store.db")
     held = store.hold_run("abc")
-    assert lock_files(workspace) == ["abc"] and store.run_is_held("abc")
+    assert any_held(workspace) and store.run_is_held("abc")
     with pytest.raises(StoreError, match="run abc is in use by another sexp process"):
         Store(workspace / ".sexp" / "store.db").hold_run("abc")
     held.close()
-    assert lock_files(workspace) == [] and not store.run_is_held("abc")
+    assert not any_held(workspace) and not store.run_is_held("abc")
     store.hold_run("abc").close()  # free again
     store.close()
 
 
-def test_a_stale_lock_file_is_swept_by_the_next_run_but_a_live_one_is_not(
+def test_a_killed_runs_lock_goes_with_it_and_a_live_one_stays(
     cli: Cli, workspace: Path, server: LLMServer
 ) -> None:
     held = Held(workspace, server)
     try:
         write(workspace / "ok.sexp", "(+ 1 2)\n")
         assert cli("run", "ok.sexp")[0] == 0
-        assert lock_files(workspace) == [held.run_id]  # the live run keeps its lock
+        store = Store(workspace / ".sexp" / "store.db")
+        assert store.run_is_held(held.run_id)  # the live run keeps its lock
         assert shown_statuses(cli)[held.run_id] == "running"
     finally:
         held.kill()
-    assert lock_files(workspace) == [held.run_id]  # kill -9 leaves the killed run's lock, and only it
+    assert not store.run_is_held(held.run_id) and not any_held(workspace)  # the OS let go at kill -9
+    store.close()
     assert shown_statuses(cli)[held.run_id] == "interrupted"
     assert cli("run", "ok.sexp")[0] == 0
-    assert lock_files(workspace) == []  # swept by the next run's lock
+    assert stray_files(workspace) == []
 
 
 def test_a_run_that_cannot_be_recorded_leaves_no_lock(cli: Cli, workspace: Path) -> None:
@@ -138,7 +148,7 @@ def test_a_run_that_cannot_be_recorded_leaves_no_lock(cli: Cli, workspace: Path)
     (run_id,) = runs_by_status(workspace)
     status, _, err = cli("run", "--resume", run_id, "ok.sexp", "--set", "x=1")  # refused: other inputs
     assert status == 1 and "other --set inputs" in err
-    assert lock_files(workspace) == []
+    assert not any_held(workspace)
 
 
 # Pruning ------------------------------------------------------------------------------------
@@ -154,9 +164,13 @@ def test_prune_deletes_finished_runs_and_their_steps_and_keeps_the_others(
     query_db.execute("UPDATE runs SET status = 'interrupted' WHERE id = ?", (interrupted,))
     query_db.commit()
     query_db.close()
+    older = workspace / ".sexp" / "store.db.locks"  # an older sexp's lock files, one per run
+    older.mkdir()
+    (older / "left-by-a-dead-process").write_bytes(b"")
     held = Held(workspace, server)
     try:
         status, out, err = cli("runs", "--prune")
+        assert not older.exists()
         assert (status, out, err) == (0, "pruned 2 runs\n", "")
         assert set(runs_by_status(workspace)) == {interrupted, held.run_id}
         assert store_rows(workspace, "SELECT DISTINCT run_id FROM steps ORDER BY run_id") == sorted(
@@ -168,7 +182,7 @@ def test_prune_deletes_finished_runs_and_their_steps_and_keeps_the_others(
     # A killed run is interrupted, not finished: it is kept (it can be resumed).
     assert cli("runs", "--prune") == (0, "pruned 0 runs\n", "")
     assert set(runs_by_status(workspace)) == {interrupted, held.run_id}
-    assert lock_files(workspace) == []  # the killed run's stale lock went with the prune
+    assert not any_held(workspace) and stray_files(workspace) == []
     assert store_rows(workspace, "PRAGMA integrity_check") == [("ok",)]
     assert cli("trace", completed)[0] == 1 and cli("trace", failed)[0] == 1
 
@@ -232,9 +246,7 @@ def test_prune_json_and_usage(cli: Cli, workspace: Path) -> None:
     assert status == 2 and "--older-than" in err
 
 
-def test_ctrl_c_during_a_model_call_leaves_no_lock_file(
-    cli: Cli, workspace: Path, server: LLMServer
-) -> None:
+def test_ctrl_c_during_a_model_call_leaves_no_lock_held(cli: Cli, workspace: Path, server: LLMServer) -> None:
     held = Held(workspace, server)  # its model call waits at the server: the evaluation is stuck
     try:
         held.process.send_signal(signal.SIGINT)
@@ -245,4 +257,4 @@ def test_ctrl_c_during_a_model_call_leaves_no_lock_file(
             held.kill()
     assert held.process.returncode == 130, err
     assert runs_by_status(workspace) == {held.run_id: "interrupted"}
-    assert lock_files(workspace) == []
+    assert not any_held(workspace)

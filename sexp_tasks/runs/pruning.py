@@ -49,7 +49,7 @@ def prune(store: Store, older_than_days: float | None = None, now: float | None 
     """Delete the finished runs (and finished batches) that ended more than older_than_days ago
     (any time, when None); what was deleted."""
     cutoff = None if older_than_days is None else (now or time.time()) - older_than_days * DAY_SECONDS
-    store.sweep_locks()  # the lock files of processes that died
+    store.sweep_locks()  # an older sexp's lock files, of its processes that died
     pruned = Pruned()
     kept_rows: set[str] = set()  # the runs of batches that stay
     for batch_id, finished in _batches(store, cutoff):

@@ -83,7 +83,8 @@ class Store:
 
     def hold_run(self, run_id: str) -> locks.RunLock:
         """An exclusive lock on run_id until it is closed or this process dies (the OS drops it
-        even on kill -9); StoreError when another process holds it. Closing it deletes its file."""
+        even on kill -9): a byte of the store's one lock file, `<store>.runlocks` (runs/locks.py);
+        StoreError when another process (or this one) holds it."""
         return locks.hold(self._locks(), run_id)
 
     def run_is_held(self, run_id: str) -> bool:
@@ -95,15 +96,16 @@ class Store:
         return locks.try_hold(self._locks(), run_id)
 
     def sweep_locks(self) -> int:
-        """Delete the lock files of runs whose process died; how many."""
-        return locks.sweep(self._locks())
+        """Delete what an older sexp left of its lock directory, `<store>.locks` (the files no live
+        process holds, then the directory once empty); how many files."""
+        return locks.sweep(self.path.parent / (self.path.name + ".locks"))
 
     def any_run_held(self) -> bool:
         """Whether a live process records a run (or batch) in this store now."""
         return locks.any_held(self._locks())
 
     def _locks(self) -> Path:
-        return self.path.parent / (self.path.name + ".locks")
+        return self.path.parent / (self.path.name + ".runlocks")
 
     def _as_shown(self, run: dict[str, Any]) -> dict[str, Any]:
         """The run row, `interrupted` when it says running but no live process holds it (kill -9)."""
