@@ -247,6 +247,7 @@ class Run:
         if self.store is None or self.run_id is None:
             return
         try:
+            self.store.flush()  # the run's start, if still deferred: the connection below reads it
             store = Store(self.store.path, create=False)
             run = store.run(self.run_id)
             if run is not None and run["status"] == "running":

@@ -139,6 +139,10 @@ class Store:
         """One statement, committed before this returns."""
         self._commits.commit(Write([(sql, [tuple(params)])]))
 
+    def flush(self) -> None:
+        """Commit every thread's deferred writes now: for a reader on another connection."""
+        self._commits.flush(everyone=True)
+
     def write_soon(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> None:
         """One statement, deferred (runs/group_commit.py): committed with the next write or
         within DEFER_SECONDS, for a record whose loss in a crash is harmless (a start: a run's,
