@@ -125,14 +125,22 @@ def send(litellm: Any, prepared: Prepared, timeout: float, stream: Any) -> Any:
             response.close()
 
 
-def _through_pool(prepared: Prepared, timeout: float) -> httpx.Response:
-    """prepared sent over the pool; its response, the body still to read."""
+def default_headers() -> dict[str, str]:
+    """httpx's default headers (Accept, Accept-Encoding, Connection, User-Agent), read from a
+    client of its once per process (threads asking meanwhile wait for it)."""
     global _headers
     if _headers is None:
-        with httpx.Client(trust_env=False) as defaults:
-            _headers = dict(defaults.headers)
+        with _lock:
+            if _headers is None:
+                with httpx.Client(trust_env=False) as defaults:
+                    _headers = dict(defaults.headers)
+    return _headers
+
+
+def _through_pool(prepared: Prepared, timeout: float) -> httpx.Response:
+    """prepared sent over the pool; its response, the body still to read."""
     given = {name.lower() for name in prepared.headers}
-    headers = {name: value for name, value in _headers.items() if name.lower() not in given}
+    headers = {name: value for name, value in default_headers().items() if name.lower() not in given}
     headers.update(prepared.headers)
     try:
         reply = connection_pool().post(prepared.url, headers, prepared.body, timeout)
