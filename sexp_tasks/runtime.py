@@ -4,9 +4,11 @@ services its primitives ask for, and the recording of runs."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from functools import cached_property
 from pathlib import Path
 from typing import TextIO
 
@@ -70,7 +72,7 @@ class Runtime(TaskServices):
         self.telemetry = telemetry if telemetry is not None else open_telemetry(self.settings, self.warn)
         self.out = out or sys.stdout
         self.err = err or sys.stderr
-        self.workspace = Workspace(self.settings.workspace)
+        self._root = os.path.abspath(self.settings.workspace)  # resolved when a file needs it (workspace)
         self._loading: list[Path] = []
         self._memory_store: Store | None = None  # the store fresh context reads when not recording
         self.run: Run | None = None  # the recorded run this session ran last (or runs now)
@@ -280,6 +282,12 @@ class Runtime(TaskServices):
     def _above_live_region(self) -> AbstractContextManager[None]:
         """What is written now goes above the bars and answers drawn live (erased, then drawn below)."""
         return self.live.cleared() if self.live is not None else nullcontext()
+
+    @cached_property
+    def workspace(self) -> Workspace:
+        """The workspace, resolved when a file is first read, written or loaded (a batch row's
+        program seldom touches one)."""
+        return Workspace(self._root)
 
     def read_file(self, path: str) -> str:
         return self.workspace.read_text(path)

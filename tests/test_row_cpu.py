@@ -7,13 +7,19 @@ bench/batch.py, not here."""
 
 from __future__ import annotations
 
+import io
+import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import write
 
+from sexp_tasks.config import Settings
 from sexp_tasks.handler import direct_call, model_info
+from sexp_tasks.runtime import Runtime
 
 THREADS = 16
 
@@ -68,3 +74,50 @@ def test_litellm_s_model_map_is_read_once_across_threads(monkeypatch: pytest.Mon
     assert all(found is maps[0] for found in maps) and "gpt-4o" in maps[0]
     assert model_info.model_info("openai/gpt-4o")["max_input_tokens"] > 0
     assert len(read) == 1
+
+
+PROGRAM = '(defatom greet (params who) (instructions "Hi {{who}}"))\n(task-content (greet (who "Ada")))\n'
+
+
+def resolutions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every path resolution from now on (the workspace's, a program's path's), by what did it."""
+    seen: list[str] = []
+    realpath, resolve = os.path.realpath, Path.resolve
+
+    def spied_realpath(path: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(f"realpath {path}")
+        return realpath(path, *args, **kwargs)
+
+    def spied_resolve(self: Path, *args: Any, **kwargs: Any) -> Any:
+        seen.append(f"resolve {self}")
+        return resolve(self, *args, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", spied_realpath)
+    monkeypatch.setattr(Path, "resolve", spied_resolve)
+    return seen
+
+
+def test_a_row_without_files_resolves_no_path(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row whose program reads no file, loads none and gives its task none resolves neither
+    the workspace nor its program's path: each is resolved when a file needs it."""
+    path = write(workspace / "p.sexp", PROGRAM)
+    runtime = Runtime(Settings(workspace=str(workspace), model="mock/m", quiet=True), io.StringIO(), io.StringIO())
+    assert runtime.run_recorded(path, PROGRAM, {}) == "mock response 1 for greet"  # the first row's own work
+    seen = resolutions(monkeypatch)
+    assert runtime.run_recorded(path, PROGRAM, {}) == "mock response 2 for greet"
+    assert seen == []
+
+
+def test_files_and_load_still_resolve_what_they_need(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(workspace / "sub" / "notes.txt", "the notes")
+    write(workspace / "sub" / "helper.sexp", '(define helped (read-file "sub/notes.txt"))\n')
+    text = (
+        '(load "helper.sexp")\n'
+        '(defatom summarize (params) (instructions "Sum up"))\n'
+        '(list helped (task-content (summarize :files (list "sub/notes.txt"))))\n'
+    )
+    path = write(workspace / "sub" / "p.sexp", text)
+    runtime = Runtime(Settings(workspace=str(workspace), model="mock/m", quiet=True), io.StringIO(), io.StringIO())
+    seen = resolutions(monkeypatch)
+    assert runtime.run_recorded(path, text, {})[0] == "the notes"  # loaded beside the program
+    assert any("p.sexp" in line for line in seen) and any("notes.txt" in line for line in seen)
