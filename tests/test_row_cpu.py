@@ -13,9 +13,12 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from conftest import write
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sexp_tasks.config import Settings
 from sexp_tasks.handler import direct_call, model_info
@@ -79,6 +82,11 @@ def test_litellm_s_model_map_is_read_once_across_threads(monkeypatch: pytest.Mon
 PROGRAM = '(defatom greet (params who) (instructions "Hi {{who}}"))\n(task-content (greet (who "Ada")))\n'
 
 
+def mock_runtime(workspace: Path) -> Runtime:
+    settings = Settings(workspace=str(workspace), model="mock/m", quiet=True)
+    return Runtime(settings, io.StringIO(), io.StringIO())
+
+
 def resolutions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every path resolution from now on (the workspace's, a program's path's), by what did it."""
     seen: list[str] = []
@@ -101,14 +109,16 @@ def test_a_row_without_files_resolves_no_path(workspace: Path, monkeypatch: pyte
     """A row whose program reads no file, loads none and gives its task none resolves neither
     the workspace nor its program's path: each is resolved when a file needs it."""
     path = write(workspace / "p.sexp", PROGRAM)
-    runtime = Runtime(Settings(workspace=str(workspace), model="mock/m", quiet=True), io.StringIO(), io.StringIO())
+    runtime = mock_runtime(workspace)
     assert runtime.run_recorded(path, PROGRAM, {}) == "mock response 1 for greet"  # the first row's own work
     seen = resolutions(monkeypatch)
     assert runtime.run_recorded(path, PROGRAM, {}) == "mock response 2 for greet"
     assert seen == []
 
 
-def test_files_and_load_still_resolve_what_they_need(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_files_and_load_still_resolve_what_they_need(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(workspace / "sub" / "notes.txt", "the notes")
     write(workspace / "sub" / "helper.sexp", '(define helped (read-file "sub/notes.txt"))\n')
     text = (
@@ -117,7 +127,36 @@ def test_files_and_load_still_resolve_what_they_need(workspace: Path, monkeypatc
         '(list helped (task-content (summarize :files (list "sub/notes.txt"))))\n'
     )
     path = write(workspace / "sub" / "p.sexp", text)
-    runtime = Runtime(Settings(workspace=str(workspace), model="mock/m", quiet=True), io.StringIO(), io.StringIO())
+    runtime = mock_runtime(workspace)
     seen = resolutions(monkeypatch)
     assert runtime.run_recorded(path, text, {})[0] == "the notes"  # loaded beside the program
     assert any("p.sexp" in line for line in seen) and any("notes.txt" in line for line in seen)
+
+
+NAMES = ["HTTP_PROXY", "http_proxy", "Https_Proxy", "ALL_PROXY", "no_proxy", "NO_PROXY", "SSL_CERT_FILE"]
+NAMES += ["ssl_cert_dir", "HTTP_PROXYS", "X_HTTPS_PROXY", "PROXY", "ÅLL_PROXY", "HTTP_PROXY\u212a"]
+TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12)
+
+
+def decoded_settings() -> tuple[tuple[str, str], ...]:
+    """What the proxy settings were before: read from the whole decoded environment."""
+    variables = direct_call.CLIENT_VARIABLES
+    return tuple(sorted((name, value) for name, value in os.environ.items() if name.lower() in variables))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(NAMES) | TEXT.filter(lambda name: name and "=" not in name), TEXT))
+def test_the_raw_environment_gives_the_decoded_environment_s_proxy_settings(added: dict[str, str]) -> None:
+    before = dict(os.environ)
+    try:
+        os.environ.update(added)
+        expected = decoded_settings()
+        wanted = direct_call.PROXY_VARIABLES
+        proxied = any(value and name.lower() in wanted for name, value in os.environ.items())
+        assert direct_call._proxy_settings() == expected
+        assert direct_call._proxied() == proxied
+        with mock.patch.object(os, "supports_bytes_environ", False):  # as on Windows: os.environ read
+            assert (direct_call._proxy_settings(), direct_call._proxied()) == (expected, proxied)
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
