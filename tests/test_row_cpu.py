@@ -11,6 +11,7 @@ import io
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -19,9 +20,11 @@ import pytest
 from conftest import write
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from llm_server import LLMServer
 
 from sexp_tasks.config import Settings
-from sexp_tasks.handler import direct_call, model_info
+from sexp_tasks.handler import direct_call, model_info, model_request
+from sexp_tasks.handler.model_request import ModelRequest
 from sexp_tasks.runtime import Runtime
 
 THREADS = 16
@@ -160,3 +163,46 @@ def test_the_raw_environment_gives_the_decoded_environment_s_proxy_settings(adde
     finally:
         os.environ.clear()
         os.environ.update(before)
+
+
+def test_for_model_of_its_own_model_is_the_request_and_streamed_keeps_its_fingerprint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    request = ModelRequest.build("openai/test-model", [{"role": "user", "content": "Hi"}])
+    assert request.for_model("openai/test-model") is request
+    key = request.fingerprint()
+    digests = counted(monkeypatch, model_request, "digest")
+    streamed = request.streamed()
+    assert streamed.stream and streamed.fingerprint() == key and streamed.streamed(False).fingerprint() == key
+    assert request.streamed(False) is request
+    assert digests == []
+    other = request.for_model("openai/other-model")
+    assert other.model == "openai/other-model" and other.fingerprint() != key
+    assert len(digests) == 1
+
+
+@pytest.mark.parametrize("how", ["paid", "cached", "reused"])
+def test_a_turn_computes_one_fingerprint(
+    server: LLMServer, workspace: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A recorded turn with the answer cache on, or --reuse of an earlier run, keys the journal,
+    the reuse, the cache and the answer kept on the one fingerprint of its request: paid for
+    (then kept), answered from the cache, or reused (--reuse also keys the earlier run's turn,
+    once, when it reads it)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-row-cpu")
+    server.script("hello", "hello again")
+    settings = Settings(
+        workspace=str(workspace), model="openai/test-model", api_base=server.base_url, cache=True, quiet=True
+    )
+    path = write(workspace / "p.sexp", PROGRAM)
+    earlier = Runtime(settings, io.StringIO(), io.StringIO())
+    earlier.run_recorded(path, PROGRAM, {})
+    assert earlier.run is not None and earlier.run.run_id
+    runtime = Runtime(replace(settings, cache=how != "reused"), io.StringIO(), io.StringIO())
+    digests = counted(monkeypatch, model_request, "digest")
+    reuse = earlier.run.run_id if how == "reused" else None
+    text = PROGRAM.replace("Ada", "Bo") if how == "paid" else PROGRAM
+    expected = "hello again" if how == "paid" else "hello"
+    assert runtime.run_recorded(path, text, {}, reuse=reuse) == expected
+    assert len(digests) == (2 if how == "reused" else 1)
+    assert len(server.requests) == (2 if how == "paid" else 1)
