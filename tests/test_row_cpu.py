@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -17,14 +18,17 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from conftest import write
+from conftest import scaled, wait_for, write
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer
+from test_http_pool import KeepAlive, post, self_signed
 
 from sexp_tasks.config import Settings
-from sexp_tasks.handler import direct_call, model_info, model_request
+from sexp_tasks.handler import direct_call, http_pool, model_info, model_request
 from sexp_tasks.handler.model_request import ModelRequest
+from sexp_tasks.lang import deepstack
+from sexp_tasks.lang.deepstack import raise_interrupt_in
 from sexp_tasks.runtime import Runtime
 
 THREADS = 16
@@ -206,3 +210,64 @@ def test_a_turn_computes_one_fingerprint(
     assert runtime.run_recorded(path, text, {}, reuse=reuse) == expected
     assert len(digests) == (2 if how == "reused" else 1)
     assert len(server.requests) == (2 if how == "paid" else 1)
+
+
+@pytest.mark.parametrize("where", ["answer", "body", "tls"])
+def test_an_interrupt_ends_the_one_long_wait_for_an_answer_at_once(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer (and each piece of its body) is awaited in one blocking read, not in slices: an
+    interrupt raised in the waiting thread (Ctrl-C, lang/deepstack.py) wakes it by shutting its
+    socket down, so the call ends at once, not when the server answers (30 s on); over TLS too,
+    where the server's TLS 1.3 session tickets arrive before the answer."""
+    tls = None
+    if where == "tls":
+        pytest.importorskip("cryptography", reason="makes the test's certificate")
+        cert_file, key_file = self_signed(tmp_path)
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(cert_file, key_file)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+    server = KeepAlive(tls)
+    pieces: list[bytes] = []
+    seen: list[BaseException] = []
+    if where == "body":
+        server.release.clear()  # the server sends a first piece, then waits (30 s at most)
+        server.hold = 30.0
+    else:
+        server.delay = 30.0
+
+    def ask() -> None:
+        try:
+            path = "/stream" if where == "body" else "/echo"
+            reply = http_pool.Pool(8).post(server.url + path, {}, b"hi", 60)
+            pieces.extend(reply.chunks())
+        except BaseException as err:  # noqa: BLE001  (the interrupt is what is looked for)
+            seen.append(err)
+
+    try:
+        waiting = threading.Thread(target=ask, daemon=True)
+        waiting.start()
+        if where == "body":
+            wait_for(lambda: pieces, 10, "the body's first piece")
+        else:
+            wait_for(lambda: server.headers, 10, "the request arrived")
+        raise_interrupt_in(waiting)
+        waiting.join(scaled(10))  # a generous bound: the server answers 30 s on, if ever
+        assert not waiting.is_alive()
+        assert [type(err) for err in seen] == [KeyboardInterrupt]
+    finally:
+        server.release.set()
+        server.stop()
+
+
+def test_a_wait_s_waker_is_gone_once_the_answer_came() -> None:
+    """An interrupt raised in a thread after its answer came shuts no socket: the waker is
+    registered only while the thread waits (the kept-alive connection is reused)."""
+    server = KeepAlive()
+    try:
+        pool = http_pool.Pool(8)
+        assert post(pool, server.url + "/echo") == b"HELLO"
+        assert threading.get_ident() not in deepstack._wakers
+        assert post(pool, server.url + "/echo") == b"HELLO" and server.accepted == 1
+    finally:
+        server.stop()
