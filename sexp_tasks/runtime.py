@@ -4,9 +4,11 @@ services its primitives ask for, and the recording of runs."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from functools import cached_property
 from pathlib import Path
 from typing import TextIO
 
@@ -70,8 +72,8 @@ class Runtime(TaskServices):
         self.telemetry = telemetry if telemetry is not None else open_telemetry(self.settings, self.warn)
         self.out = out or sys.stdout
         self.err = err or sys.stderr
-        self.workspace = Workspace(self.settings.workspace)
-        self._loading: list[Path] = []
+        self._root = os.path.abspath(self.settings.workspace)  # resolved when a file needs it (workspace)
+        self._loading: list[Path] = []  # the files running, absolute; resolved when a `load` needs one
         self._memory_store: Store | None = None  # the store fresh context reads when not recording
         self.run: Run | None = None  # the recorded run this session ran last (or runs now)
         # The terminal's bottom lines, where bars and answers in flight are drawn (None when err is
@@ -122,7 +124,7 @@ class Runtime(TaskServices):
         """Run a file (its text given or read); `load`s inside resolve paths from its directory."""
         if text is None:
             text = path.read_text(encoding="utf-8")
-        self._loading.append(path.resolve())
+        self._loading.append(path.absolute())
         try:
             return self.run_source(text, str(path))
         finally:
@@ -154,7 +156,7 @@ class Runtime(TaskServices):
             for name, value in run.resume(resume, program, text, given, force).items():
                 self.define(name, value)  # the recorded inputs: JSON values are the language's as they are
         status = "failed"
-        self._loading.append(path.resolve())
+        self._loading.append(path.absolute())
         try:
             with run.active(), self.tasks.tracer.run(run.run_id or "", program) as traced:
                 value = self._execute(codes)
@@ -281,6 +283,12 @@ class Runtime(TaskServices):
         """What is written now goes above the bars and answers drawn live (erased, then drawn below)."""
         return self.live.cleared() if self.live is not None else nullcontext()
 
+    @cached_property
+    def workspace(self) -> Workspace:
+        """The workspace, resolved when a file is first read, written or loaded (a batch row's
+        program seldom touches one)."""
+        return Workspace(self._root)
+
     def read_file(self, path: str) -> str:
         return self.workspace.read_text(path)
 
@@ -294,7 +302,7 @@ class Runtime(TaskServices):
     def loadable(self, path: str) -> tuple[Path, str]:
         """The path and text of the file (load path) would run: (load)'s and the REPL's
         `:load`'s one way to a file, confined like read-file; a FileError for one it may not run."""
-        base = self._loading[-1].parent if self._loading else Path.cwd()
+        base = self._loading[-1].resolve().parent if self._loading else Path.cwd()
         target = self.workspace.resolve(path, "load", base)
         if not target.exists():
             raise FileError(f"load: no such file '{path}' (looked in {base})")

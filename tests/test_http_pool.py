@@ -42,6 +42,7 @@ class KeepAlive:
         self.pieces = [b"one ", b"two ", b"three"]
         self.headers: list[tuple[str, str]] = []  # the last request's, names in lower case
         self.release = threading.Event()  # /stream waits for it after its first piece
+        self.hold = 10.0  # at most this long
         self.release.set()
         server = self
 
@@ -83,7 +84,7 @@ class KeepAlive:
                             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                             self.wfile.flush()
                             if number == 0:
-                                server.release.wait(10)
+                                server.release.wait(server.hold)
                         self.wfile.write(b"0\r\n\r\n")
                     else:
                         self.send_response(200)
@@ -334,8 +335,9 @@ def test_a_reader_s_own_os_error_is_not_a_lost_connection(
 
 def test_a_thread_awaiting_an_answer_sees_an_interrupt_at_once(keep_alive: KeepAlive) -> None:
     """Ctrl-C reaches a program's thread as an exception raised in it (lang/deepstack.py), seen
-    only between Python instructions: a thread awaiting a slow model's answer sees it within a
-    slice, not when the answer comes (the run then ends as interrupted, its spans sent)."""
+    only between Python instructions: a thread blocked awaiting a slow model's answer is woken
+    (its socket shut down), and sees it at once, not when the answer comes (the run then ends as
+    interrupted, its spans sent)."""
     from sexp_tasks.lang.deepstack import raise_interrupt_in
 
     keep_alive.delay = 30.0

@@ -46,7 +46,9 @@ def media_files(
 ) -> tuple[list[dict[str, Any]], tuple[str, ...], list[str]]:
     """The content parts of the images and PDFs among paths (by their first bytes) that every
     model of the chain takes, the other paths (for file_block), and a warning per image or PDF
-    not sent or sent to a model litellm does not know."""
+    not sent or sent to a model litellm does not know. No path, no workspace resolved."""
+    if not paths:
+        return [], (), []
     root = Workspace(workspace)
     parts: list[dict[str, Any]] = []
     texts: list[str] = []

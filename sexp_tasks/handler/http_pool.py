@@ -12,6 +12,11 @@ pool once its answer was read to the end, and is closed when it was not or the s
 An idle connection whose socket is readable was closed by the server (or holds bytes nobody
 asked for): it is dropped, not reused, as urllib3 and httpcore do; so is one idle for longer than
 KEEPALIVE_SECONDS. A request is never sent twice here: a failure is the caller's to retry.
+
+The answer, and each piece of its body, is awaited in one blocking read (a model may think for
+minutes). Ctrl-C reaches a program's thread as an exception raised in it (lang/deepstack.py),
+seen only once the read returns: so the thread registers its connection as `wakeable` while it
+waits, and an interrupt raised in it shuts the socket down (`wake`), ending the read at once.
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ import threading
 import time
 from base64 import b64encode
 from collections.abc import Iterator
+from functools import partial
 from urllib.parse import unquote, urlsplit
+
+from ..lang.deepstack import wakeable
 
 KEEPALIVE_SECONDS = 30.0  # how long an idle connection is kept
 READ_SIZE = 65536  # the most a stream's read takes at once (what has arrived, up to this)
-WAIT_SLICE = 0.1  # seconds between looks for an interrupt while the answer is awaited
 
 _Key = tuple[str, str, int]  # scheme, host, port
 # What a failed connection raises (TimeoutError, a timeout, is an OSError); CUT_SHORT: a status
@@ -55,7 +62,8 @@ class Reply:
         """The whole body."""
         assert self._response is not None
         try:
-            data = self._response.read()
+            with wakeable(self._wake):
+                data = self._response.read()
         except BaseException:
             self._discard()
             raise
@@ -67,7 +75,7 @@ class Reply:
         response = self._response
         assert response is not None
         try:
-            while piece := response.read1(READ_SIZE):
+            while piece := self._read(response):
                 yield piece
             if response.length:  # the connection ended before the Content-Length did
                 raise http.client.IncompleteRead(b"", response.length)
@@ -76,6 +84,14 @@ class Reply:
             self._discard()
             raise
         self.close()
+
+    def _read(self, response: http.client.HTTPResponse) -> bytes:
+        with wakeable(self._wake):
+            return response.read1(READ_SIZE)
+
+    def _wake(self) -> None:
+        """Ends a wait for the answer or its body in the thread an interrupt was raised in."""
+        wake(self._connection)
 
     def close(self) -> None:
         response, self._response = self._response, None
@@ -131,9 +147,9 @@ class Pool:
             for name, value in headers.items():
                 connection.putheader(name, value)
             connection.putheader("Content-Length", str(len(body)))
-            connection.endheaders(body)
-            _await_answer(connection, timeout)
-            return Reply(self, key, connection)
+            with wakeable(partial(wake, connection)):  # sent, and the answer awaited in one wait
+                connection.endheaders(body)
+                return Reply(self, key, connection)
         except BaseException:
             connection.close()
             raise
@@ -180,17 +196,18 @@ class Pool:
         return self._tls
 
 
-def _await_answer(connection: http.client.HTTPConnection, timeout: float) -> None:
-    """Wait for the answer's first bytes in slices of WAIT_SLICE seconds, TimeoutError after
-    timeout. A model may think for minutes: a thread blocked in one long read sees a Ctrl-C
-    raised in it (lang/deepstack.py) only when the read returns; between slices it sees it at once."""
+def wake(connection: http.client.HTTPConnection) -> None:
+    """Wakes a thread blocked on connection (connecting, sending, or awaiting the answer in one
+    wait: a model may think for minutes): its socket shut down, the blocked call returns at once,
+    and the thread sees the interrupt raised in it (lang/deepstack.py's wakeable). A TLS socket is
+    shut down beneath its TLS layer: a read waiting for the answer (after the session tickets a
+    TLS 1.3 server sends first) returns too. The connection is not used again."""
     sock = connection.sock
-    if sock is None:
-        return
-    deadline = time.monotonic() + timeout
-    while not (isinstance(sock, ssl.SSLSocket) and sock.pending()) and not _ready(sock, WAIT_SLICE):
-        if time.monotonic() >= deadline:
-            raise TimeoutError("timed out waiting for the answer")
+    if sock is not None:
+        try:
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:  # already closed
+            pass
 
 
 def _ready(sock: socket.socket, seconds: float) -> bool:

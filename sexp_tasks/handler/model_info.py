@@ -1,17 +1,22 @@
 """What litellm's model map says of a model — its input window, its output limit — read from the
 map litellm ships, on disk, without importing litellm: a replayed or budget-checked run does not pay
-seconds for the import (llm.py, litellm's one importer, asks litellm itself what the map lacks)."""
+seconds for the import (llm.py, litellm's one importer, asks litellm itself what the map lacks).
+The map (megabytes of JSON) is read once per process: the first of a batch's threads to ask reads
+it, the others wait for it."""
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from functools import cache
 from importlib.util import find_spec
 from typing import Any
 
 DEFAULT_INPUT_WINDOW = 100_000
 DEFAULT_OUTPUT_LIMIT = 4096  # output tokens a call reserves against a budget when the model gives none
+_map: dict[str, Any] | None = None  # the map, once read
+_map_lock = threading.Lock()
 
 
 def model_info(model: str) -> dict[str, Any]:
@@ -46,9 +51,18 @@ def output_limit(model: str) -> int:
     return known_output_limit(model) or DEFAULT_OUTPUT_LIMIT
 
 
-@cache
 def model_map() -> dict[str, Any]:
-    """litellm's bundled model map, found on disk; {} when it cannot be read."""
+    """litellm's bundled model map, found on disk and read once per process (threads asking
+    meanwhile wait for it); {} when it cannot be read."""
+    global _map
+    if _map is None:
+        with _map_lock:
+            if _map is None:
+                _map = _read_map()
+    return _map
+
+
+def _read_map() -> dict[str, Any]:
     spec = find_spec("litellm")  # locates the package without running it
     for directory in (spec.submodule_search_locations or []) if spec else []:
         try:

@@ -2,8 +2,9 @@
 
 A `ModelRequest` is built once per model turn and never changed: a request that must go without
 its response_format (the provider refused it) is a new request. Its `fingerprint()` is the one
-key of a request — the journal, cassettes, the response cache and `--reuse` all key on it. The
-stream flag is how the request travels, not what it asks, so it is not part of the key.
+key of a request — the journal, cassettes, the response cache and `--reuse` all key on it —
+computed once a request: `for_model` of its own model is the request itself, and `streamed` hands
+it on. The stream flag is how the request travels, not what it asks, so it is not part of the key.
 
 A `ModelAnswer` is what came back and what it cost; `source` says whether it was paid for now,
 reused from an earlier run, answered from the cache or replayed from a cassette.
@@ -93,21 +94,27 @@ class ModelRequest:
         return self._fingerprint
 
     @cached_property
-    def _fingerprint(self) -> str:
-        text = json.dumps(self.as_record(), sort_keys=True, ensure_ascii=False, default=str)
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    def _fingerprint(self) -> str:  # computed once a request, and handed on by streamed()
+        return digest(self.as_record())
 
     def without_response_format(self) -> ModelRequest:
         """The same request sent without response_format (the schema is in the prompt only)."""
         return replace(self, response_format=None)
 
     def for_model(self, model: str) -> ModelRequest:
-        """The same request asked of another model (a chain's next: SPEC §11.4); its own fingerprint."""
-        return replace(self, model=model)
+        """The same request asked of another model (a chain's next: SPEC §11.4), with its own
+        fingerprint; this very request when model is its own."""
+        return self if model == self.model else replace(self, model=model)
 
     def streamed(self, stream: bool = True) -> ModelRequest:
-        """The same request, streamed or not (its fingerprint is the same)."""
-        return replace(self, stream=stream)
+        """The same request, streamed or not: its fingerprint is the same, and handed on when it
+        was computed (a turn computes one)."""
+        if stream == self.stream:
+            return self
+        changed = replace(self, stream=stream)
+        if "_fingerprint" in self.__dict__:
+            changed.__dict__["_fingerprint"] = self.__dict__["_fingerprint"]
+        return changed
 
     def litellm_arguments(self) -> dict[str, Any]:
         """The request as litellm.completion's keyword arguments: each generation setting under
@@ -143,6 +150,12 @@ class ModelRequest:
         parts = (self.model, list(self.messages), list(self.tools) or None, *(extra if any(extra) else ()))
         text = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def digest(record: Mapping[str, Any]) -> str:
+    """A request record's fingerprint: its JSON's SHA-256 (32 hex digits)."""
+    text = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)

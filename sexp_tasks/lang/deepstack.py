@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TypeVar, cast
 
 T = TypeVar("T")
@@ -146,9 +146,46 @@ def _interrupt(worker: threading.Thread, outcome: dict[str, object], grace: floa
         time.sleep(0.01)
 
 
+# What wakes a thread blocked in C (a socket's read, a wait for a model's answer) when an interrupt
+# is raised in it: by thread ident, set while the thread waits (wakeable). Read and changed under
+# _starting, so that a waker is never called once its wait has ended.
+_wakers: dict[int, Callable[[], None]] = {}
+
+
+class _Wakeable:
+    """wakeable's context manager (a class: entered for every model answer awaited)."""
+
+    __slots__ = ("_wake", "_ident", "_before")
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+
+    def __enter__(self) -> None:
+        self._ident = threading.get_ident()
+        with _starting:
+            self._before = _wakers.get(self._ident)
+            _wakers[self._ident] = self._wake
+
+    def __exit__(self, *exc: object) -> None:
+        with _starting:
+            if self._before is None:
+                _wakers.pop(self._ident, None)
+            else:
+                _wakers[self._ident] = self._before
+
+
+def wakeable(wake: Callable[[], None]) -> AbstractContextManager[None]:
+    """While the block runs, an interrupt raised in this thread (raise_interrupt_in) also calls
+    wake: a thread blocked in C sees the interrupt only when the call returns, and wake makes it
+    return at once (http_pool shuts down the socket it reads). Once the block has ended, wake is
+    never called; it must not raise."""
+    return _Wakeable(wake)
+
+
 def raise_interrupt_in(thread: threading.Thread) -> None:
     """Raise KeyboardInterrupt in thread, as Ctrl-C does in the main thread: it sees it at its
-    next Python instruction (a wait on a script wakes every 0.1 s to let it, SPEC §10.1). Not
+    next Python instruction, and a wait it registered as wakeable is woken (a wait on a script
+    wakes every 0.1 s to let it, SPEC §10.1). Not
     guarded by is_alive(): that can be False for a thread still running (see _interrupt); but a
     thread that has ended is skipped, as its ident may already be another thread's (an OS thread
     id is reused at once), which would get the interrupt instead: threading.enumerate() lists a
@@ -160,3 +197,6 @@ def raise_interrupt_in(thread: threading.Thread) -> None:
         if thread.ident is not None and any(running is thread for running in threading.enumerate()):
             ident, interrupt = ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt)
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ident, interrupt)
+            wake = _wakers.get(thread.ident)
+            if wake is not None:
+                wake()
