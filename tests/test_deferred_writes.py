@@ -45,7 +45,7 @@ def test_the_flusher_commits_a_deferred_write_when_nothing_else_is_written(tmp_p
     store = Store(tmp_path / "runs.db")
     store.write_soon(INSERT, ("alone",))
     wait_for(lambda: "alone" in _ids(tmp_path / "runs.db"), scaled(10), "the flusher to commit it")
-    assert store._commits.deferred == 0
+    assert not store._commits.pending()
     store.close()
 
 
@@ -171,7 +171,7 @@ def test_an_interrupted_committer_queues_its_own_deferred_writes_again() -> None
         assert [write.statements[0][0] for write in commits.queue] == ["started"]
         commits.commit(Write([("next", [()])]))
         assert committed == ["started", "next"]
-        assert commits.deferred == 0
+        assert not commits.pending()
     finally:
         commits.close()
         group_commit.DEFER_SECONDS = old
@@ -198,3 +198,33 @@ def test_the_flusher_is_started_as_every_thread_an_interrupt_may_reach(
     assert started == ["sexp-flusher"]
     wait_for(lambda: "row" in _ids(tmp_path / "runs.db"), scaled(10), "the flusher to commit it")
     store.close()
+
+
+def test_a_write_deferred_as_the_idle_flusher_ends_is_still_committed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The idle flusher ends only after looking, under the queue's lock, whether a write is due:
+    a write deferred at that moment either keeps it going or starts a new one (it was left
+    queued, uncommitted, when the deferring thread marked it due only after letting go)."""
+    monkeypatch.setattr(group_commit, "FLUSHER_IDLE_SECONDS", 0.2)
+    monkeypatch.setattr(group_commit, "DEFER_SECONDS", 0.01)
+    committed: list[str] = []
+    def run_group(group: list[Write]) -> None:
+        committed.extend(write.statements[0][0] for write in group if write.statements)
+
+    commits = GroupCommit(threading.Lock(), run_group)
+    commits.defer(Write([("first", [])]))
+    wait_for(lambda: committed == ["first"], scaled(10), "the flusher to commit the first write")
+    flusher = commits._flusher
+    assert flusher is not None
+    mark_due = commits._due.set
+
+    def late_mark() -> None:  # slow to mark its write due: the flusher idles out meanwhile
+        flusher.join(scaled(2))
+        mark_due()
+
+    monkeypatch.setattr(commits._due, "set", late_mark)
+    deferring = threading.Thread(target=lambda: commits.defer(Write([("second", [])])))
+    deferring.start()
+    deferring.join()
+    wait_for(lambda: committed == ["first", "second"], scaled(10), "the second write to be committed")

@@ -63,8 +63,7 @@ class GroupCommit:
         self.queue: list[Write] = []  # writes waiting for the commit in progress to end
         self.queue_lock = threading.Lock()
         self.leader: threading.Thread | None = None  # the thread committing the queue, if any
-        self.deferred = 0  # deferred writes queued, not committed yet
-        self.deferred_by: dict[threading.Thread, int] = {}  # ... by the thread that wrote them
+        self.committing: list[Write] = []  # the group the leader is committing now
         self.failed: dict[threading.Thread, StoreError] = {}  # a thread's failed deferred write's error
         self._flusher: threading.Thread | None = None
         self._due = threading.Event()  # set when a deferred write is queued
@@ -75,20 +74,29 @@ class GroupCommit:
         write.deferred = True
         with self.queue_lock:
             self.queue.append(write)
-            self.deferred += 1
-            self.deferred_by[write.thread] = self.deferred_by.get(write.thread, 0) + 1
+            # set under the lock: an idle flusher looks at it under the lock before it ends
+            self._due.set()
             if self._flusher is None or not self._flusher.is_alive():
                 # through start_thread: an interrupt raised in this thread while it starts the
                 # flusher would land in the flusher instead (lang/deepstack.py)
                 flusher = threading.Thread(target=self._flush_soon, name="sexp-flusher", daemon=True)
                 self._flusher = start_thread(flusher)
-        self._due.set()
+
+    def pending(self, thread: threading.Thread | None = None) -> bool:
+        """Whether deferred writes (thread's; anyone's for None) are queued or being committed.
+        Looked up, not counted: an interrupt landing half-way through defer or a commit cannot
+        leave a count wrong."""
+        with self.queue_lock:
+            return any(
+                write.deferred and not write.done and (thread is None or write.thread is thread)
+                for write in (*self.committing, *self.queue)
+            )
 
     def flush(self, everyone: bool = False) -> None:
         """Commit the deferred writes queued now, when this thread wrote some (everyone's: when
         any thread did); raise this thread's deferred write's error, if one failed. What another
         thread deferred needs no flush to be read here: nothing of it was waited for."""
-        if self.deferred_by.get(threading.current_thread()) if not everyone else self.deferred:
+        if self.pending(None if everyone else threading.current_thread()):
             self.commit(Write([]))
         else:
             self._raise_failed()
@@ -113,7 +121,7 @@ class GroupCommit:
                 continue
             self._due.clear()
             self._closing.wait(DEFER_SECONDS)  # other writers' commits take deferred writes in meanwhile
-            if self.deferred and not self._closing.is_set():
+            if not self._closing.is_set() and self.pending():
                 try:
                     self.commit(Write([]))
                 except StoreError:
@@ -157,10 +165,12 @@ class GroupCommit:
         interrupted half-way, the transaction is rolled back and the others' writes are queued
         again for the next committer; this thread's write is not (its caller sees the interrupt)."""
         me = threading.current_thread()
-        with self.queue_lock:
-            group, self.queue = self.queue, []
+        group: list[Write] = []
         committed = False
         try:
+            with self.queue_lock:
+                group, self.queue = self.queue, []
+                self.committing = group
             with self.lock:
                 self.run_group(group)
             committed = True
@@ -169,18 +179,14 @@ class GroupCommit:
                 if committed:
                     for write in group:
                         write.done = True
-                        if write.deferred:  # (counted in defer, unless an interrupt cut it short)
-                            self.deferred = max(0, self.deferred - 1)
-                            left = self.deferred_by.pop(write.thread, 1) - 1
-                            if left:
-                                self.deferred_by[write.thread] = left
-                            if write.error is not None:
-                                self.failed.setdefault(write.thread, write.error)
+                        if write.deferred and write.error is not None:
+                            self.failed.setdefault(write.thread, write.error)
                 else:  # a deferred write of this thread's is queued again: its caller saw no error
                     others = [write for write in group if write.thread is not me or write.deferred]
                     for write in others:
                         write.error = None
                     self.queue[:0] = others
+                self.committing = []
                 # The queue is handed on to a waiting writer (a deferred one's thread is not waiting)
                 following = next((write for write in self.queue if not write.deferred), None)
                 self.leader = following.thread if following is not None else None
