@@ -107,7 +107,7 @@ def row_started(
     the row's recorded one, resumed; retried: a fresh run after an error (--retry-failed).
     deferred (runs/group_commit.py): only for a row recording into this same store, whose first
     step that acts commits this first."""
-    (store.write_soon if deferred else store.write)(
+    store.write(
         """INSERT INTO batch_rows (batch_id, "index", run_id, status, resumed, retried)
            VALUES (?, ?, ?, 'running', ?, ?)
            ON CONFLICT (batch_id, "index") DO UPDATE SET
@@ -116,6 +116,7 @@ def row_started(
                resumed = COALESCE(resumed, 0) + excluded.resumed,
                retried = COALESCE(retried, 0) + excluded.retried""",
         (batch_id, index, run_id, int(resumed), int(retried)),
+        deferred=deferred,
     )
 
 

@@ -135,9 +135,10 @@ class Store:
             return StoreError(f"the run store '{self.path}' is corrupt or not a sexp store ({text})")
         return StoreError(f"run store '{self.path}': {text}")
 
-    def write(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> None:
-        """One statement, committed before this returns."""
-        self._commits.commit(Write([(sql, [tuple(params)])]))
+    def write(self, sql: str, params: tuple[Any, ...] | list[Any] = (), deferred: bool = False) -> None:
+        """One statement, committed before this returns (deferred: see write_soon)."""
+        write = Write([(sql, [tuple(params)])])
+        (self._commits.defer if deferred else self._commits.commit)(write)
 
     def flush(self) -> None:
         """Commit every thread's deferred writes now: for a reader on another connection."""
@@ -147,7 +148,7 @@ class Store:
         """One statement, deferred (runs/group_commit.py): committed with the next write or
         within DEFER_SECONDS, for a record whose loss in a crash is harmless (a start: a run's,
         a task step's, a batch row's). Reads and close() commit it first."""
-        self._commits.defer(Write([(sql, [tuple(params)])]))
+        self.write(sql, params, deferred=True)
 
     def write_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """One statement over many rows, committed together before this returns."""
@@ -271,11 +272,12 @@ class Store:
         """The started row (a re-run replaces it), committed before this returns, so before the
         step acts (a model call, a script); deferred for a step that only holds others (a task,
         whose turns commit it before they call)."""
-        (self.write_soon if deferred else self.write)(
+        self.write(
             """INSERT OR REPLACE INTO steps
                (run_id, key, seq, parent, kind, name, fingerprint, status, started_at)
                VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)""",
             (run_id, key, seq, parent, kind, name, fingerprint, time.time()),
+            deferred=deferred,
         )
 
     def step_completed(
@@ -291,7 +293,7 @@ class Store:
         deferred: bool = False,
     ) -> None:
         """The step's end, committed before this returns (deferred: see step_started)."""
-        (self.write_soon if deferred else self.write)(
+        self.write(
             """UPDATE steps SET status = ?, result = ?, prompt_tokens = ?, completion_tokens = ?,
                                 cost_usd = ?, success_score = ?, ended_at = ?
                WHERE run_id = ? AND key = ?""",
@@ -306,6 +308,7 @@ class Store:
                 run_id,
                 key,
             ),
+            deferred=deferred,
         )
 
     def last_seq(self, run_id: str) -> int:
